@@ -1,0 +1,36 @@
+"""sse_sansio: a sans-I/O parser for Server-Sent Events (``text/event-stream``).
+
+Push bytes in with :meth:`Connection.receive_data`, pull typed items out with
+:meth:`Connection.next_event`: :class:`Event`, :class:`Comment`, :class:`EndOfStream`,
+or :data:`NEED_DATA`.  UTF-8 decoding, line splitting (CRLF, LF, CR) and event assembly
+follow the WHATWG HTML standard and survive any split of the input; the caller owns
+every socket and file.  Standard library only.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, Connection, NeedData
+from ._errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from ._events import Comment, EndOfStream, Event, ReceivedItem
+from ._serializer import serialize
+
+try:
+    __version__ = version("sse_sansio")
+except PackageNotFoundError:  # pragma: no cover - only when run from a bare checkout
+    __version__ = "0+unknown"
+
+__all__ = [
+    "DEFAULT_MAX_EVENT_SIZE",
+    "NEED_DATA",
+    "Comment",
+    "Connection",
+    "EndOfStream",
+    "Event",
+    "LocalProtocolError",
+    "NeedData",
+    "ProtocolError",
+    "ReceivedItem",
+    "RemoteProtocolError",
+    "__version__",
+    "serialize",
+]

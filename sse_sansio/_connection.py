@@ -1,0 +1,544 @@
+# The receive state machine: bytes in, events out, no I/O.
+#
+# Spec: WHATWG HTML, "Server-sent events", section 9.2.6 "Interpreting an event stream"
+# https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
+# The spec's steps are quoted beside the code that implements them (marked "Spec:").
+#
+# Strategy.  receive_data() only appends to one bytearray.  next_event() works in two
+# layers:
+#
+# 1. _cut_piece() cuts a *piece* off the front of the buffer: the longest run of
+#    complete lines that starts at the read position and ends within PIECE_SIZE bytes
+#    of the first line end (or the first line alone, when that is longer).  It splits
+#    the piece into lines with one C-level bytes.split(): CR and LF never occur inside
+#    a UTF-8 multibyte sequence, so lines can be cut on bytes and decoded whole.
+# 2. The loop in next_event() walks those lines, keeps the spec's buffers, and returns
+#    as soon as one line completes an item (an Event, a Comment).  The lines not yet
+#    walked wait in self._lines; nothing is built for them until the caller asks, so a
+#    huge receive_data() holding a million events never builds a million objects at
+#    once (the pull model is the back-pressure).
+#
+# Invariants, and why the whole thing is linear in the bytes received:
+# - Every byte is searched for a line end a bounded number of times: the first line end
+#   is searched from where the last unsuccessful search stopped (_lf_clear, _cr_clear:
+#   no LF, no CR between the read position and these indices), so a line arriving one
+#   byte at a time is scanned once, not once per chunk; the backwards search for the
+#   piece's last line end covers at most PIECE_SIZE bytes that the piece then consumes.
+# - The consumed prefix of the buffer is dropped in one ``del buf[:n]`` when new data
+#   arrives; CPython implements that by moving the start pointer, amortized O(1).
+# - The data buffer is a list of lines joined once, at dispatch.
+# - Memory held is at most max_event_size (the event being assembled, partial line
+#   included) plus the chunk the caller passed, plus one piece of at most PIECE_SIZE.
+
+from __future__ import annotations
+
+import enum
+import sys
+from typing import Final, Literal, Union
+
+from ._errors import LocalProtocolError, RemoteProtocolError
+from ._events import Comment, EndOfStream, Event
+
+__all__ = ["DEFAULT_MAX_EVENT_SIZE", "NEED_DATA", "Connection", "NeedData"]
+
+# The default limit on one event's size in the stream, from the first byte of its block
+# to the end of the blank line that dispatches it (comments inside the block count).
+#
+# 16 MiB.  LLM APIs send single events far larger than a text delta: OpenAI's image
+# generation streams base64 partial images of 1 to 4 MB in one data line, and tool
+# results or reasoning summaries can reach megabytes.  A 64 KiB cap (common in Go and
+# Java clients, where bufio.Scanner defaults to 64 KiB lines) is a known foot-gun for
+# exactly this traffic; no cap at all lets one peer exhaust a proxy's memory.  16 MiB is
+# four times the largest payload we know of, yet a thousand connections filled to the
+# limit still fit in 16 GiB.  For comparison, eventsource-parser has no default limit
+# and h11 caps HTTP headers at 16 KiB.  Pass ``max_event_size=None`` for no limit.
+DEFAULT_MAX_EVENT_SIZE: Final = 16 * 1024 * 1024
+
+# How many bytes of lines one piece may hold (beyond its first line).  Big enough that
+# the per-piece costs (two searches, one split) vanish against the per-line ones, small
+# enough that the list of lines waiting in a piece stays a constant-size allocation.
+PIECE_SIZE: Final = 64 * 1024
+
+_BOM: Final = b"\xef\xbb\xbf"
+_NO_LIMIT: Final = sys.maxsize
+
+
+class NeedData(enum.Enum):
+    """The type of the ``NEED_DATA`` sentinel (an enum, so type checkers narrow on it)."""
+
+    NEED_DATA = "NEED_DATA"
+
+    def __repr__(self) -> str:
+        return "NEED_DATA"
+
+
+#: Returned by ``next_event()`` when no complete item is buffered: call
+#: ``receive_data()`` with more bytes (or ``b""`` at end of stream).
+NEED_DATA: Final = NeedData.NEED_DATA
+
+
+class Connection:
+    """The receiving side of one ``text/event-stream``, as a sans-I/O state machine.
+
+    Feed it bytes with :meth:`receive_data` and pull items with :meth:`next_event`::
+
+        conn = Connection()
+        while True:
+            chunk = sock.recv(65536)        # b"" at end of stream
+            conn.receive_data(chunk)
+            while True:
+                item = conn.next_event()
+                if item is NEED_DATA:
+                    break                   # read more
+                if isinstance(item, EndOfStream):
+                    return                  # item.truncated says if it was cut off
+                handle(item)                # an Event or a Comment
+
+    Args:
+        errors: ``"strict"`` (the default) raises :class:`RemoteProtocolError` on
+            invalid UTF-8 anywhere in the stream, comments included, and on a sequence
+            left unfinished at end of stream.  ``"replace"`` decodes as browsers do,
+            putting U+FFFD in place of each invalid sequence (WHATWG Encoding).
+        last_event_id: The initial last event ID string, as after a reconnect that sent
+            ``Last-Event-ID``.  Events carry it in ``id`` until the stream sets another.
+        max_event_size: The most bytes one event may take in the stream, from the first
+            byte of its block to the end of its dispatching blank line, comments
+            included (in keep_raw mode: from the first byte not yet handed out).  A peer
+            that exceeds it gets a :class:`RemoteProtocolError`.  ``None`` means no
+            limit.  Default: :data:`DEFAULT_MAX_EVENT_SIZE` (16 MiB).
+        keep_raw: When true, each item carries in ``raw`` the exact bytes a verbatim
+            proxy should forward for it, and :meth:`take_raw` hands out the bytes that
+            belong to no item (blank lines, ``id:``-only blocks).  Forwarding all of
+            them reproduces the stream byte for byte, never half an event.
+    """
+
+    def __init__(
+        self,
+        *,
+        errors: Literal["strict", "replace"] = "strict",
+        last_event_id: str = "",
+        max_event_size: int | None = DEFAULT_MAX_EVENT_SIZE,
+        keep_raw: bool = False,
+    ) -> None:
+        if errors not in ("strict", "replace"):
+            raise ValueError(f'errors must be "strict" or "replace", not {errors!r}')
+        if not isinstance(last_event_id, str):
+            raise TypeError(f"last_event_id must be str, not {type(last_event_id).__name__}")
+        if "\0" in last_event_id or "\r" in last_event_id or "\n" in last_event_id:
+            # The stream itself can never set such an ID; refusing it here also keeps
+            # it from being sent back in a Last-Event-ID header.
+            raise ValueError("last_event_id may not contain NUL, CR or LF")
+        if max_event_size is not None and (
+            isinstance(max_event_size, bool)
+            or not isinstance(max_event_size, int)
+            or max_event_size < 1
+        ):
+            raise ValueError(f"max_event_size must be a positive int or None, not {max_event_size!r}")
+        self._strict = errors == "strict"
+        self._limit = _NO_LIMIT if max_event_size is None else max_event_size
+        self._keep_raw = bool(keep_raw)
+
+        # --- the receive buffer ---
+        self._buf = bytearray()
+        self._base = 0  # stream offset of self._buf[0]
+        self._pos = 0  # index of the first byte not yet cut into a piece
+        self._lf_clear = 0  # no LF in buf[pos:_lf_clear]
+        self._cr_clear = 0  # no CR in buf[pos:_cr_clear]
+        self._bom_pending = True  # nothing decided yet about a leading BOM
+        self._skip_lf = False  # the last line ended in CR: an LF next is its CRLF tail
+        self._eof = False
+        self._eos: EndOfStream | None = None  # returned on every call once drained
+        self._error: tuple[str, int] | None = None  # (message, offset) once failed
+
+        # --- the current piece: lines cut but not yet walked ---
+        self._lines: list[bytearray] = []
+        self._li = 0  # index of the next line to walk
+        self._tlen = 1  # line-end length of every line in the piece, or ...
+        self._tlens: list[int] | None = None  # ... per line, in a mixed piece
+        self._off = 0  # stream offset of self._lines[self._li]
+
+        # --- the spec's buffers ---
+        self._data: list[str] = []  # data buffer, one entry per data line
+        self._type = ""  # event type buffer
+        self._id_buffer = last_event_id  # last event ID buffer
+        self._last_event_id = last_event_id  # last event ID string
+        self._retry: int | None = None  # reconnection time
+        self._block_retry: int | None = None  # a valid retry field in this block
+        self._block_first = 0  # stream offset of the current block's first line
+        self._event_start = -1  # stream offset of its first field line, -1 if none yet
+
+        # --- keep_raw mode ---
+        self._raw_from = 0  # stream offset of the first byte not yet handed out
+        self._safe_end = 0  # bytes before this offset are safe to hand out
+
+    # ------------------------------------------------------------------ public state
+
+    @property
+    def last_event_id(self) -> str:
+        """The spec's last event ID string after all input processed so far.
+
+        Set from the ``id`` field at every blank line, including one that ends a block
+        without data, so an ``id:``-only block is never lost; never at end of stream.
+        Send it as ``Last-Event-ID`` when reconnecting.
+        """
+        return self._last_event_id
+
+    @property
+    def retry(self) -> int | None:
+        """The reconnection time in milliseconds (the latest valid ``retry`` field), or
+        ``None`` if the stream never set one.  It takes effect as soon as its line is
+        complete, even when its block never dispatches an event."""
+        return self._retry
+
+    # ------------------------------------------------------------------ receiving
+
+    def receive_data(self, data: bytes | bytearray | memoryview) -> None:
+        """Add bytes received from the peer; ``b""`` means the stream ended.
+
+        This only buffers: call :meth:`next_event` to get what the bytes complete.
+        Ending the stream more than once is harmless.
+
+        Raises:
+            LocalProtocolError: non-empty data after the end of stream.
+            RemoteProtocolError: the connection already failed (the same error again).
+            TypeError: data is not bytes, bytearray or memoryview.
+        """
+        if self._error is not None:
+            self._raise_error()
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"receive_data() takes bytes, not {type(data).__name__}")
+        if not data:
+            self._eof = True
+            return
+        if self._eof:
+            raise LocalProtocolError("receive_data() called with data after end of stream")
+        buf = self._buf
+        # Drop what has been consumed (and, in keep_raw mode, handed out) in one go.
+        drop = self._pos
+        if self._keep_raw and self._raw_from - self._base < drop:
+            drop = self._raw_from - self._base
+        if drop:
+            del buf[:drop]
+            self._base += drop
+            self._pos -= drop
+            self._lf_clear -= drop
+            self._cr_clear -= drop
+        buf += data
+
+    def next_event(self) -> Event | Comment | EndOfStream | NeedData:
+        """Return the next complete item, or ``NEED_DATA``.
+
+        Items come in stream order: an :class:`Event` when a blank line dispatches one,
+        a :class:`Comment` for each comment line, and, once the stream has ended and
+        every complete item has been returned, an :class:`EndOfStream`, again on every
+        later call.  Call it until it returns ``NEED_DATA`` (feed more bytes) or an
+        ``EndOfStream`` (stop): it parses only as far as the item it returns.
+
+        Raises:
+            RemoteProtocolError: the peer sent invalid UTF-8 (strict mode) or an event
+                over ``max_event_size``.  Every item completed before the bad byte has
+                already been returned.  The error is sticky: every later call raises
+                it again.
+        """
+        if self._error is not None:
+            self._raise_error()
+        lines = self._lines
+        i = self._li
+        off = self._off
+        limit = self._limit
+        first = self._block_first
+        data = self._data
+        while True:
+            if i >= len(lines):
+                if not self._cut_piece():
+                    self._li = i
+                    self._off = off
+                    self._block_first = first
+                    return self._no_complete_line()
+                lines = self._lines
+                i = 0
+                off = self._off
+            raw = lines[i]
+            tlens = self._tlens
+            start = off
+            off += len(raw) + (self._tlen if tlens is None else tlens[i])
+            i += 1
+            if off - first > limit:
+                self._li = i
+                self._fail(f"event exceeds max_event_size={limit} bytes", first + limit)
+
+            # Spec: "If the line is empty (a blank line): Dispatch the event."
+            if not raw:
+                self._last_event_id = self._id_buffer
+                if not data:
+                    # Spec: "If the data buffer is an empty string, set the data buffer
+                    # and the event type buffer to the empty string and return."
+                    self._type = ""
+                    self._block_retry = None
+                    self._event_start = -1
+                    first = off
+                    if self._keep_raw:
+                        self._safe_end = off
+                    continue
+                # Spec: "If the data buffer's last character is a U+000A LINE FEED (LF)
+                # character, then remove the last character from the data buffer."
+                # Each data line appended its value plus LF; joining the values with
+                # LF is the same string without that last LF.
+                text = data[0] if len(data) == 1 else "\n".join(data)
+                data.clear()
+                raw_bytes = None
+                if self._keep_raw:
+                    raw_bytes = self._hand_out(off)
+                # Spec: the event's type is the event type buffer if it is not empty,
+                # else "message"; its lastEventId is the last event ID string.
+                event = tuple.__new__(
+                    Event,
+                    (
+                        self._type or "message",
+                        text,
+                        self._last_event_id,
+                        self._block_retry,
+                        self._event_start,
+                        off,
+                        raw_bytes,
+                    ),
+                )
+                self._type = ""
+                self._block_retry = None
+                self._event_start = -1
+                self._li = i
+                self._off = off
+                self._block_first = off
+                return event
+
+            try:
+                line = raw.decode() if self._strict else raw.decode("utf-8", "replace")
+            except UnicodeDecodeError as exc:
+                self._li = i
+                self._fail(f"invalid UTF-8 ({exc.reason})", start + exc.start)
+
+            colon = line.find(":")
+            # Spec: "If the line starts with a U+003A COLON character (:): Ignore the
+            # line."  We hand it to the caller as a Comment instead of dropping it.
+            if colon == 0:
+                text = line[2:] if line.startswith(" ", 1) else line[1:]
+                raw_bytes = None
+                if self._keep_raw:
+                    # A comment between events is forwarded at once; one inside an
+                    # event's fields travels with that event (never half an event).
+                    raw_bytes = self._hand_out(off) if self._event_start < 0 else b""
+                self._li = i
+                self._off = off
+                self._block_first = first
+                return tuple.__new__(Comment, (text, start, off, raw_bytes))
+
+            if self._event_start < 0:
+                self._event_start = start
+            # Spec: "If the line contains a U+003A COLON character (:): Collect the
+            # characters on the line before the first colon, and let field be that
+            # string.  Collect the characters on the line after the first colon, and
+            # let value be that string.  If value starts with a U+0020 SPACE
+            # character, remove it from value."  "Otherwise, the string is not empty
+            # but does not contain a colon: use the whole line as the field name, and
+            # the empty string as the field value."
+            if colon > 0:
+                field = line[:colon]
+                value = line[colon + 2 :] if line.startswith(" ", colon + 1) else line[colon + 1 :]
+            else:
+                field = line
+                value = ""
+
+            # Spec: "If the field name is "data": Append the field value to the data
+            # buffer, then append a single U+000A LINE FEED (LF) character."
+            if field == "data":
+                data.append(value)
+            # Spec: "If the field name is "event": Set the event type buffer to field
+            # value."
+            elif field == "event":
+                self._type = value
+            # Spec: "If the field name is "id": If the field value does not contain
+            # U+0000 NULL, then set the last event ID buffer to the field value.
+            # Otherwise, ignore the field."
+            elif field == "id":
+                if "\0" not in value:
+                    self._id_buffer = value
+            # Spec: "If the field name is "retry": If the field value consists of only
+            # ASCII digits, then interpret the field value as an integer in base ten,
+            # and set the event stream's reconnection time to that integer.
+            # Otherwise, ignore the field."
+            elif field == "retry":
+                self._set_retry(value)
+            # Spec: "Otherwise: The field is ignored."
+
+    # ------------------------------------------------------------------ keep_raw
+
+    def take_raw(self) -> bytes:
+        """Hand out the received bytes that no item carried and that are safe to forward.
+
+        Only with ``keep_raw=True``.  These are bytes that belong to no item: blank
+        lines, ``id:``/``retry:``-only blocks, unknown fields, the LF of a CRLF split
+        across chunks.  A verbatim proxy forwards ``item.raw`` for every item and
+        ``take_raw()`` whenever ``next_event()`` returns ``NEED_DATA``; what it sends is
+        then exactly what it received, up to the tail discarded at a cut.  Bytes not
+        taken stay held (and count toward ``max_event_size``) until the next item's
+        ``raw`` carries them.
+
+        Raises:
+            LocalProtocolError: the connection was made without ``keep_raw=True``.
+        """
+        if not self._keep_raw:
+            raise LocalProtocolError("take_raw() needs Connection(keep_raw=True)")
+        return self._hand_out(self._safe_end)
+
+    def _hand_out(self, end: int) -> bytes:
+        base = self._base
+        out = bytes(self._buf[self._raw_from - base : end - base])
+        self._raw_from = self._safe_end = end
+        return out
+
+    # ------------------------------------------------------------------ internals
+
+    def _set_retry(self, value: str) -> None:
+        # isdigit() alone would accept other scripts' digits and superscripts.
+        if value.isascii() and value.isdigit():
+            try:
+                retry = int(value)
+            except ValueError:
+                # More digits than int() accepts (sys.int_info.str_digits_check_threshold,
+                # 4300 by default): a reconnection time beyond 10**4300 ms is ignored.
+                return
+            self._retry = self._block_retry = retry
+
+    def _cut_piece(self) -> bool:
+        """Cut the next run of complete lines into self._lines; False if there is none."""
+        buf = self._buf
+        n = len(buf)
+        pos = self._pos
+        if self._bom_pending or self._skip_lf:
+            if self._bom_pending:
+                # Spec (Encoding, "UTF-8 decode"): a leading BOM is dropped, only at the
+                # very start of the stream.  Wait until three bytes can tell.
+                if n - pos < 3 and not self._eof and _BOM.startswith(buf[pos:n]):
+                    return False
+                self._bom_pending = False
+                if buf.startswith(_BOM, pos):
+                    pos += 3
+            if self._skip_lf:
+                # The previous line ended with a CR that ended its chunk or piece: it
+                # was processed at once, so an LF now is the second half of a CRLF.
+                if pos >= n:
+                    self._pos = pos
+                    return False
+                self._skip_lf = False
+                if buf[pos] == 10:
+                    pos += 1
+            self._pos = pos
+
+        # Find the first line end, resuming where earlier searches found none.
+        lf = buf.find(b"\n", self._lf_clear if self._lf_clear > pos else pos)
+        stop = n if lf < 0 else lf
+        cr_from = self._cr_clear if self._cr_clear > pos else pos
+        cr = buf.find(b"\r", cr_from, stop) if cr_from < stop else -1
+        if cr < 0:
+            self._cr_clear = stop
+            if lf < 0:
+                self._lf_clear = n
+                return False
+            first_end = lf
+        else:
+            first_end = self._cr_clear = cr
+            self._lf_clear = stop
+
+        # Extend the piece to the last line end within PIECE_SIZE of the first one.
+        window = first_end + PIECE_SIZE
+        if window > n:
+            window = n
+        last = buf.rfind(b"\n", first_end, window)
+        last_cr = buf.rfind(b"\r", first_end, window)
+        if last_cr > last:
+            last = last_cr
+        end = last + 1
+        if buf[last] == 13 and end < n and buf[end] == 10:
+            end += 1  # keep a CRLF whole when its LF is already here
+        piece = buf[pos:end]
+
+        # Split it.  A piece almost always uses one kind of line end throughout.
+        self._tlens = None
+        if b"\r" not in piece:
+            lines = piece.split(b"\n")
+            self._tlen = 1
+        elif b"\n" not in piece:
+            lines = piece.split(b"\r")
+            self._tlen = 1
+        elif piece.count(b"\r") == piece.count(b"\n") == piece.count(b"\r\n"):
+            lines = piece.split(b"\r\n")
+            self._tlen = 2
+        else:
+            lines, self._tlens = _split_mixed(piece)
+        if not self._tlens:
+            lines.pop()  # the empty string after the piece's last line end
+        self._skip_lf = piece[-1] == 13
+        self._lines = lines
+        self._li = 0
+        self._off = self._base + pos
+        self._pos = end
+        return True
+
+    def _no_complete_line(self) -> EndOfStream | NeedData:
+        """next_event() found no complete line: report the end, or ask for data."""
+        buf = self._buf
+        pending = len(buf) - self._pos  # bytes of the partial line
+        if not self._eof:
+            held_from = self._block_first
+            if self._keep_raw and self._raw_from < held_from:
+                held_from = self._raw_from
+            if self._base + len(buf) - held_from > self._limit:
+                self._fail(
+                    f"event exceeds max_event_size={self._limit} bytes",
+                    held_from + self._limit,
+                )
+            return NEED_DATA
+        if self._eos is None:
+            # Spec: "Once the end of the file is reached, any pending data must be
+            # discarded.  (If the file ends in the middle of an event, before the final
+            # empty line, the incomplete event is not dispatched.)"
+            if self._strict and pending:
+                tail = bytes(buf[self._pos :])
+                try:
+                    tail.decode()
+                except UnicodeDecodeError as exc:
+                    self._fail(
+                        f"invalid UTF-8 at end of stream ({exc.reason})",
+                        self._base + self._pos + exc.start,
+                    )
+            raw_bytes = self.take_raw() if self._keep_raw else None
+            self._eos = tuple.__new__(EndOfStream, (pending, bool(self._data), raw_bytes))
+            self._data.clear()
+            self._base += len(buf)
+            del buf[:]
+            self._pos = self._lf_clear = self._cr_clear = 0
+        return self._eos
+
+    def _fail(self, message: str, offset: int) -> None:
+        self._error = (f"{message} at byte offset {offset}", offset)
+        self._raise_error()
+
+    def _raise_error(self) -> None:
+        assert self._error is not None
+        message, offset = self._error
+        raise RemoteProtocolError(message, offset=offset)
+
+
+def _split_mixed(piece: bytearray) -> tuple[list[bytearray], list[int]]:
+    """Split a piece that mixes line ends; return the lines and their line-end lengths."""
+    lines = []
+    tlens = []
+    for line in piece.splitlines(keepends=True):
+        cut = 2 if line.endswith(b"\r\n") else 1
+        lines.append(line[:-cut])
+        tlens.append(cut)
+    return lines, tlens
+
+
+# For type annotations: what next_event() returns.
+NextEventResult = Union[Event, Comment, EndOfStream, NeedData]

@@ -1,0 +1,51 @@
+# Errors, named after who is at fault (h11's scheme).
+#
+# RemoteProtocolError: the peer sent something we refuse.  Every byte sequence is a
+# valid event stream under the WHATWG rules (unknown fields and bad ``retry`` values are
+# ignored), so the only things we refuse are our own policies: an event over the size
+# limit, and invalid UTF-8 in strict mode.  It is sticky: once raised, the connection
+# raises it again on every later call.
+#
+# LocalProtocolError: the caller misused the API (data after end of stream) or asked
+# us to build or serialize an invalid item.  Nothing else happened: the connection's
+# state is unchanged.
+#
+# The base class ProtocolError exists to be caught, not raised, as in h11.
+
+from __future__ import annotations
+
+__all__ = ["LocalProtocolError", "ProtocolError", "RemoteProtocolError"]
+
+
+class ProtocolError(Exception):
+    """Base class of sse_sansio's errors; catch it, don't raise it."""
+
+    def __init__(self, msg: str) -> None:
+        if type(self) is ProtocolError:
+            raise TypeError("tried to raise ProtocolError directly; raise a subclass")
+        super().__init__(msg)
+
+
+class LocalProtocolError(ProtocolError):
+    """The caller misused the API or asked for an invalid item; no state changed."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer sent something sse_sansio refuses.
+
+    Attributes:
+        offset: The byte offset in the stream (counted from the first byte received,
+            BOM included) where the problem lies: the first invalid byte, or the first
+            byte beyond the size limit.
+    """
+
+    def __init__(self, msg: str, *, offset: int) -> None:
+        super().__init__(msg)
+        self.offset = offset
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_remote, (self.args[0], self.offset))
+
+
+def _rebuild_remote(msg: str, offset: int) -> RemoteProtocolError:
+    return RemoteProtocolError(msg, offset=offset)

@@ -1,0 +1,228 @@
+# The items that Connection.next_event() returns.
+#
+# Every item is an immutable value: two items are equal when their *values* are equal
+# (Event: type, data, id, retry; Comment: text; EndOfStream: what was cut off), so tests
+# can write ``assert items == [Event(data="hi")]``.  Where the item lies in the stream
+# (``start``/``end``) and its raw bytes (``raw``) ride along as metadata: they take no
+# part in equality, hashing or repr, so an event built by hand equals the same event
+# parsed from a stream.
+#
+# Why tuples and not frozen dataclasses: one item is built per event on the parser's hot
+# path.  Measured on CPython 3.10-3.13, ``tuple.__new__`` with seven fields costs about
+# 120-200 ns; a ``@dataclass(frozen=True, slots=True)`` pays ``object.__setattr__`` per
+# field and costs 750-950 ns, four to six times as much, which alone would eat most of a
+# microsecond-per-event budget.  A tuple subclass is immutable for free.  What it would
+# leak we close off: equality compares the value fields and the class, ordering raises
+# TypeError, and the public constructors validate their arguments (the parser uses the
+# unchecked ``_make`` helpers, whose inputs it has already checked).  That the items are
+# tuples underneath is an implementation detail, not API: do not index or unpack them.
+
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import Any, Union
+
+from ._errors import LocalProtocolError
+
+__all__ = ["Comment", "EndOfStream", "Event", "ReceivedItem"]
+
+_new = tuple.__new__
+
+
+def _check_str(owner: str, name: str, value: object, forbidden: str = "") -> None:
+    if not isinstance(value, str):
+        raise LocalProtocolError(f"{owner}.{name} must be str, not {type(value).__name__}")
+    for char in forbidden:
+        if char in value:
+            # CR or LF would start a new line when serialized (newline injection);
+            # a parser never produces them here, so such an item is a bug upstream.
+            raise LocalProtocolError(f"{owner}.{name} may not contain {char!r}: {value!r}")
+
+
+def _field(index: int, doc: str) -> Any:
+    return property(itemgetter(index), doc=doc)
+
+
+class _Item(tuple):  # type: ignore[type-arg]
+    """Shared value semantics: equal by class and value fields, unordered."""
+
+    __slots__ = ()
+    # How many leading tuple slots are value fields (the rest is metadata).
+    _n_values = 0
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        n = self._n_values
+        return tuple.__eq__(self[:n], other[:n])  # type: ignore[index]
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self[: self._n_values]))
+
+    def _unordered(self, other: object) -> bool:
+        return NotImplemented
+
+    __lt__ = __le__ = __gt__ = __ge__ = _unordered  # type: ignore[assignment]
+
+    def __getnewargs__(self) -> tuple[Any, ...]:  # pragma: no cover - pickling only
+        return tuple(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickle and copy through the unchecked constructor with every slot.
+        return (_rebuild, (type(self), tuple(self)))
+
+    def __repr__(self) -> str:
+        names = self._repr_fields
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
+        return f"{type(self).__name__}({inner})"
+
+    _repr_fields: tuple[str, ...] = ()
+
+
+def _rebuild(cls: type[_Item], values: tuple[Any, ...]) -> _Item:
+    return _new(cls, values)
+
+
+class Event(_Item):
+    """One dispatched event (the spec's ``MessageEvent``).
+
+    Attributes:
+        type: The event type: the last ``event:`` field of the block, or ``"message"``
+            when the block set none (or set it to the empty string).
+        data: The ``data:`` lines of the block joined with ``"\\n"``.  Plain text: the
+            application decides whether it is JSON.
+        id: The last event ID string in force when the event was dispatched (``""``
+            when the stream never set one).  Like the browser's ``lastEventId``, it
+            carries over from earlier events.
+        retry: The reconnection time in milliseconds given by a valid ``retry:`` field in
+            this event's own block, else ``None``.  ``Connection.retry`` keeps the
+            latest value across events.
+        start: Offset of the event's first field line in the stream (bytes counted from
+            the first byte received, BOM included); ``-1`` for an event built by hand.
+        end: Offset just past the blank line that dispatched the event; ``-1`` for an
+            event built by hand.
+        raw: With ``Connection(keep_raw=True)``, the exact bytes to forward for this
+            event (see ``Connection.take_raw``); otherwise ``None``.
+
+    Only ``type``, ``data``, ``id`` and ``retry`` take part in equality and hashing.
+    """
+
+    __slots__ = ()
+    _n_values = 4
+    _repr_fields = ("type", "data", "id", "retry")
+
+    type: str = _field(0, "The event type (``'message'`` by default).")
+    data: str = _field(1, "The data buffer, lines joined with LF.")
+    id: str = _field(2, "The last event ID string at dispatch.")
+    retry: int | None = _field(3, "A valid retry value from this event's block.")
+    start: int = _field(4, "Stream offset of the event's first field line.")
+    end: int = _field(5, "Stream offset just past the dispatching blank line.")
+    raw: bytes | None = _field(6, "The raw bytes to forward (keep_raw mode only).")
+
+    def __new__(
+        cls,
+        *,
+        type: str = "message",
+        data: str = "",
+        id: str = "",
+        retry: int | None = None,
+    ) -> Event:
+        _check_str("Event", "type", type, "\r\n")
+        if not type:
+            # A parser never produces it: an empty event type buffer means "message".
+            raise LocalProtocolError('Event.type may not be empty (the default is "message")')
+        _check_str("Event", "data", data)
+        _check_str("Event", "id", id, "\r\n\0")
+        if retry is not None and (
+            isinstance(retry, bool) or not isinstance(retry, int) or retry < 0
+        ):
+            raise LocalProtocolError(
+                f"Event.retry must be a non-negative int or None, not {retry!r}"
+            )
+        return _new(cls, (type, data, id, retry, -1, -1, None))
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """``(start, end)``: the event's bytes in the stream, as a slice would take them."""
+        return (self[4], self[5])
+
+
+class Comment(_Item):
+    """A comment line (one starting with a colon), such as a ``: ping`` keepalive.
+
+    Attributes:
+        text: The line after its colon, with one leading space removed.
+        start: Offset of the comment line in the stream; ``-1`` when built by hand.
+        end: Offset just past the line's terminator; ``-1`` when built by hand.
+        raw: With ``Connection(keep_raw=True)``, the bytes to forward with this comment
+            (empty when the comment sits inside an unfinished event: its bytes then go
+            out with that event); otherwise ``None``.
+
+    Only ``text`` takes part in equality and hashing.
+    """
+
+    __slots__ = ()
+    _n_values = 1
+    _repr_fields = ("text",)
+
+    text: str = _field(0, "The comment text, one leading space removed.")
+    start: int = _field(1, "Stream offset of the comment line.")
+    end: int = _field(2, "Stream offset just past the comment line.")
+    raw: bytes | None = _field(3, "The raw bytes to forward (keep_raw mode only).")
+
+    def __new__(cls, *, text: str = "") -> Comment:
+        _check_str("Comment", "text", text, "\r\n")
+        return _new(cls, (text, -1, -1, None))
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """``(start, end)``: the comment line's bytes in the stream."""
+        return (self[1], self[2])
+
+
+class EndOfStream(_Item):
+    """The stream has ended and every complete item before the end was delivered.
+
+    The spec discards an event that the stream cut off before its blank line, and so
+    does sse_sansio; this item says whether that happened and how much was lost.
+
+    Attributes:
+        partial_line: Bytes of the unterminated last line that were discarded (``0``
+            when the stream ended on a line end).
+        partial_event: True when an event had received ``data`` lines but not the blank
+            line that would have dispatched it.
+        raw: With ``Connection(keep_raw=True)``, the complete bytes not yet handed out
+            that are safe to forward (never part of a cut-off event); otherwise ``None``.
+
+    ``truncated`` is true when either was cut off.  Only ``partial_line`` and
+    ``partial_event`` take part in equality.
+    """
+
+    __slots__ = ()
+    _n_values = 2
+    _repr_fields = ("partial_line", "partial_event")
+
+    partial_line: int = _field(0, "Bytes of the discarded unterminated last line.")
+    partial_event: bool = _field(1, "Whether an event with data was cut off.")
+    raw: bytes | None = _field(2, "Safe bytes not yet handed out (keep_raw mode only).")
+
+    def __new__(cls, *, partial_line: int = 0, partial_event: bool = False) -> EndOfStream:
+        if isinstance(partial_line, bool) or not isinstance(partial_line, int) or partial_line < 0:
+            raise LocalProtocolError(
+                f"EndOfStream.partial_line must be a non-negative int, not {partial_line!r}"
+            )
+        return _new(cls, (partial_line, bool(partial_event), None))
+
+    @property
+    def truncated(self) -> bool:
+        """True when the stream was cut mid-line or mid-event (something was discarded)."""
+        return self[0] > 0 or self[1]
+
+
+# The union of what next_event() can return besides NEED_DATA.  An alias, not a base
+# class: ``Event`` is already the name of the SSE message itself.
+ReceivedItem = Union[Event, Comment, EndOfStream]
