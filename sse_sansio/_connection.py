@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import enum
 import sys
+from collections.abc import Iterator
 from typing import Final, Literal, Union
 
 from ._errors import LocalProtocolError, RemoteProtocolError
@@ -147,29 +148,30 @@ class Connection:
         self._bom_pending = True  # nothing decided yet about a leading BOM
         self._skip_lf = False  # the last line ended in CR: an LF next is its CRLF tail
         self._eof = False
+        self._eol_pending = False  # a line end may have arrived since the last search
         self._eos: EndOfStream | None = None  # returned on every call once drained
         self._error: tuple[str, int] | None = None  # (message, offset) once failed
 
-        # --- the current piece: lines cut but not yet walked ---
+        # --- the current piece (see _cut_piece) ---
         self._lines: list[bytearray] = []
-        self._li = 0  # index of the next line to walk
         self._tlen = 1  # line-end length of every line in the piece, or ...
         self._tlens: list[int] | None = None  # ... per line, in a mixed piece
-        self._off = 0  # stream offset of self._lines[self._li]
+        self._piece_off = 0  # stream offset of the piece's first line
 
-        # --- the spec's buffers ---
-        self._data: list[str] = []  # data buffer, one entry per data line
-        self._type = ""  # event type buffer
-        self._id_buffer = last_event_id  # last event ID buffer
-        self._last_event_id = last_event_id  # last event ID string
-        self._retry: int | None = None  # reconnection time
-        self._block_retry: int | None = None  # a valid retry field in this block
+        # --- what outlives the parsing loop (the rest lives in _parse()'s locals) ---
+        self._last_event_id = last_event_id  # the spec's last event ID string
+        self._retry: int | None = None  # the spec's reconnection time
         self._block_first = 0  # stream offset of the current block's first line
-        self._event_start = -1  # stream offset of its first field line, -1 if none yet
+        self._partial_event = False  # the current block has data lines
 
         # --- keep_raw mode ---
         self._raw_from = 0  # stream offset of the first byte not yet handed out
         self._safe_end = 0  # bytes before this offset are safe to hand out
+
+        # The parser proper is a generator: its locals keep the line loop's state
+        # between items, so handing out one item costs one resume, not a reload and
+        # a write-back of a dozen attributes.
+        self._items = self._parse(last_event_id).__next__
 
     # ------------------------------------------------------------------ public state
 
@@ -209,6 +211,7 @@ class Connection:
             raise TypeError(f"receive_data() takes bytes, not {type(data).__name__}")
         if not data:
             self._eof = True
+            self._eol_pending = True  # let next_event() settle a BOM-only tail
             return
         if self._eof:
             raise LocalProtocolError("receive_data() called with data after end of stream")
@@ -223,7 +226,12 @@ class Connection:
             self._pos -= drop
             self._lf_clear -= drop
             self._cr_clear -= drop
+        old_len = len(buf)
         buf += data
+        if not self._eol_pending:
+            # While no line end has arrived, next_event() need not search at all: a
+            # line trickling in by small chunks costs one memchr over each chunk.
+            self._eol_pending = buf.find(b"\n", old_len) >= 0 or buf.find(b"\r", old_len) >= 0
 
     def next_event(self) -> Event | Comment | EndOfStream | NeedData:
         """Return the next complete item, or ``NEED_DATA``.
@@ -242,132 +250,146 @@ class Connection:
         """
         if self._error is not None:
             self._raise_error()
+        return self._items()
+
+    def _parse(self, last_event_id: str) -> Iterator[Event | Comment | EndOfStream | NeedData]:
+        """The line loop, as a generator that next_event() resumes once per item."""
         lines = self._lines
-        i = self._li
-        off = self._off
+        i = 0
+        off = 0  # stream offset of the start of lines[i]
+        tlen = 1
+        tlens = None
+        first = 0  # stream offset of the current block's first line (the limit's base)
         limit = self._limit
-        first = self._block_first
-        data = self._data
+        strict = self._strict
+        keep_raw = self._keep_raw
+        # The spec's buffers.
+        data: list[str] = []  # the data buffer, one entry per data line
+        event_type = ""  # the event type buffer
+        id_buffer = last_event_id  # the last event ID buffer
+        block_retry = None  # a valid retry value in the current block
+        event_start = -1  # stream offset of the block's first field line; -1: none yet
+
         while True:
             if i >= len(lines):
-                if not self._cut_piece():
-                    self._li = i
-                    self._off = off
-                    self._block_first = first
-                    return self._no_complete_line()
+                self._block_first = first
+                self._partial_event = bool(data)
+                while not (self._eol_pending and self._cut_piece()):
+                    yield self._no_complete_line()
                 lines = self._lines
                 i = 0
-                off = self._off
+                off = self._piece_off
+                tlen = self._tlen
+                tlens = self._tlens
             raw = lines[i]
-            tlens = self._tlens
             start = off
-            off += len(raw) + (self._tlen if tlens is None else tlens[i])
+            off += len(raw) + (tlen if tlens is None else tlens[i])
             i += 1
             if off - first > limit:
-                self._li = i
                 self._fail(f"event exceeds max_event_size={limit} bytes", first + limit)
 
-            # Spec: "If the line is empty (a blank line): Dispatch the event."
             if not raw:
-                self._last_event_id = self._id_buffer
-                if not data:
-                    # Spec: "If the data buffer is an empty string, set the data buffer
-                    # and the event type buffer to the empty string and return."
-                    self._type = ""
-                    self._block_retry = None
-                    self._event_start = -1
-                    first = off
-                    if self._keep_raw:
-                        self._safe_end = off
-                    continue
-                # Spec: "If the data buffer's last character is a U+000A LINE FEED (LF)
-                # character, then remove the last character from the data buffer."
-                # Each data line appended its value plus LF; joining the values with
-                # LF is the same string without that last LF.
-                text = data[0] if len(data) == 1 else "\n".join(data)
-                data.clear()
-                raw_bytes = None
-                if self._keep_raw:
-                    raw_bytes = self._hand_out(off)
-                # Spec: the event's type is the event type buffer if it is not empty,
-                # else "message"; its lastEventId is the last event ID string.
-                event = tuple.__new__(
-                    Event,
-                    (
-                        self._type or "message",
-                        text,
-                        self._last_event_id,
-                        self._block_retry,
-                        self._event_start,
-                        off,
-                        raw_bytes,
-                    ),
-                )
-                self._type = ""
-                self._block_retry = None
-                self._event_start = -1
-                self._li = i
-                self._off = off
-                self._block_first = off
-                return event
+                # Spec: "If the line is empty (a blank line): Dispatch the event."
+                self._last_event_id = id_buffer
+                first = off
+                if data:
+                    # Spec: "If the data buffer's last character is a U+000A LINE FEED
+                    # (LF) character, then remove the last character from the data
+                    # buffer."  Each data line appended its value plus LF; joining the
+                    # values with LF is the same string without that last LF.
+                    text = data[0] if len(data) == 1 else "\n".join(data)
+                    data.clear()
+                    # Spec: the event's type is the event type buffer if it is not
+                    # empty, else "message"; its lastEventId is the last event ID string.
+                    yield tuple.__new__(
+                        Event,
+                        (
+                            event_type or "message",
+                            text,
+                            id_buffer,
+                            block_retry,
+                            event_start,
+                            off,
+                            self._hand_out(off) if keep_raw else None,
+                        ),
+                    )
+                # Spec: "If the data buffer is an empty string, set the data buffer and
+                # the event type buffer to the empty string and return."  (And after a
+                # dispatch they are empty too.)
+                elif keep_raw:
+                    self._safe_end = off
+                event_type = ""
+                block_retry = None
+                event_start = -1
+                continue
 
             try:
-                line = raw.decode() if self._strict else raw.decode("utf-8", "replace")
+                line = raw.decode() if strict else raw.decode("utf-8", "replace")
             except UnicodeDecodeError as exc:
-                self._li = i
                 self._fail(f"invalid UTF-8 ({exc.reason})", start + exc.start)
+
+            # The common case first: a data line (the spec's rule is below).
+            if line.startswith("data:"):
+                data.append(line[6:] if line.startswith(" ", 5) else line[5:])
+                if event_start < 0:
+                    event_start = start
+                continue
 
             colon = line.find(":")
             # Spec: "If the line starts with a U+003A COLON character (:): Ignore the
             # line."  We hand it to the caller as a Comment instead of dropping it.
             if colon == 0:
-                text = line[2:] if line.startswith(" ", 1) else line[1:]
                 raw_bytes = None
-                if self._keep_raw:
+                if keep_raw:
                     # A comment between events is forwarded at once; one inside an
                     # event's fields travels with that event (never half an event).
-                    raw_bytes = self._hand_out(off) if self._event_start < 0 else b""
-                self._li = i
-                self._off = off
-                self._block_first = first
-                return tuple.__new__(Comment, (text, start, off, raw_bytes))
+                    raw_bytes = self._hand_out(off) if event_start < 0 else b""
+                text = line[2:] if line.startswith(" ", 1) else line[1:]
+                yield tuple.__new__(Comment, (text, start, off, raw_bytes))
+                continue
 
-            if self._event_start < 0:
-                self._event_start = start
+            if event_start < 0:
+                event_start = start
             # Spec: "If the line contains a U+003A COLON character (:): Collect the
             # characters on the line before the first colon, and let field be that
             # string.  Collect the characters on the line after the first colon, and
-            # let value be that string.  If value starts with a U+0020 SPACE
-            # character, remove it from value."  "Otherwise, the string is not empty
-            # but does not contain a colon: use the whole line as the field name, and
-            # the empty string as the field value."
+            # let value be that string.  If value starts with a U+0020 SPACE character,
+            # remove it from value."  "Otherwise, the string is not empty but does not
+            # contain a colon: use the whole line as the field name, and the empty
+            # string as the field value."
             if colon > 0:
                 field = line[:colon]
                 value = line[colon + 2 :] if line.startswith(" ", colon + 1) else line[colon + 1 :]
             else:
                 field = line
                 value = ""
-
             # Spec: "If the field name is "data": Append the field value to the data
-            # buffer, then append a single U+000A LINE FEED (LF) character."
+            # buffer, then append a single U+000A LINE FEED (LF) character."  (Only
+            # "data" without a colon gets here.)
             if field == "data":
                 data.append(value)
             # Spec: "If the field name is "event": Set the event type buffer to field
             # value."
             elif field == "event":
-                self._type = value
+                event_type = value
             # Spec: "If the field name is "id": If the field value does not contain
             # U+0000 NULL, then set the last event ID buffer to the field value.
             # Otherwise, ignore the field."
             elif field == "id":
                 if "\0" not in value:
-                    self._id_buffer = value
+                    id_buffer = value
             # Spec: "If the field name is "retry": If the field value consists of only
             # ASCII digits, then interpret the field value as an integer in base ten,
             # and set the event stream's reconnection time to that integer.
-            # Otherwise, ignore the field."
-            elif field == "retry":
-                self._set_retry(value)
+            # Otherwise, ignore the field."  (isdigit() alone accepts other digits.)
+            elif field == "retry" and value.isascii() and value.isdigit():
+                try:
+                    self._retry = block_retry = int(value)
+                except ValueError:
+                    # More digits than int() accepts (sys.int_info's
+                    # str_digits_check_threshold, 4300 by default): a reconnection
+                    # time beyond 10**4300 ms is ignored.
+                    pass
             # Spec: "Otherwise: The field is ignored."
 
     # ------------------------------------------------------------------ keep_raw
@@ -398,17 +420,6 @@ class Connection:
 
     # ------------------------------------------------------------------ internals
 
-    def _set_retry(self, value: str) -> None:
-        # isdigit() alone would accept other scripts' digits and superscripts.
-        if value.isascii() and value.isdigit():
-            try:
-                retry = int(value)
-            except ValueError:
-                # More digits than int() accepts (sys.int_info.str_digits_check_threshold,
-                # 4300 by default): a reconnection time beyond 10**4300 ms is ignored.
-                return
-            self._retry = self._block_retry = retry
-
     def _cut_piece(self) -> bool:
         """Cut the next run of complete lines into self._lines; False if there is none."""
         buf = self._buf
@@ -419,6 +430,7 @@ class Connection:
                 # Spec (Encoding, "UTF-8 decode"): a leading BOM is dropped, only at the
                 # very start of the stream.  Wait until three bytes can tell.
                 if n - pos < 3 and not self._eof and _BOM.startswith(buf[pos:n]):
+                    self._eol_pending = False
                     return False
                 self._bom_pending = False
                 if buf.startswith(_BOM, pos):
@@ -428,6 +440,7 @@ class Connection:
                 # was processed at once, so an LF now is the second half of a CRLF.
                 if pos >= n:
                     self._pos = pos
+                    self._eol_pending = False
                     return False
                 self._skip_lf = False
                 if buf[pos] == 10:
@@ -443,6 +456,7 @@ class Connection:
             self._cr_clear = stop
             if lf < 0:
                 self._lf_clear = n
+                self._eol_pending = False
                 return False
             first_end = lf
         else:
@@ -479,8 +493,7 @@ class Connection:
             lines.pop()  # the empty string after the piece's last line end
         self._skip_lf = piece[-1] == 13
         self._lines = lines
-        self._li = 0
-        self._off = self._base + pos
+        self._piece_off = self._base + pos
         self._pos = end
         return True
 
@@ -512,8 +525,7 @@ class Connection:
                         self._base + self._pos + exc.start,
                     )
             raw_bytes = self.take_raw() if self._keep_raw else None
-            self._eos = tuple.__new__(EndOfStream, (pending, bool(self._data), raw_bytes))
-            self._data.clear()
+            self._eos = tuple.__new__(EndOfStream, (pending, self._partial_event, raw_bytes))
             self._base += len(buf)
             del buf[:]
             self._pos = self._lf_clear = self._cr_clear = 0
