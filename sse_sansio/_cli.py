@@ -2,6 +2,7 @@
 #
 #   python -m sse_sansio demo.sse --chunk-size 1
 #   curl -N https://example.com/stream | sse-sansio -
+#   curl -N https://example.com/stream | sse-sansio - --timing   # when each item came
 #
 # It is also the library's own end-to-end check: bytes are read in chunks of the
 # requested size (read1, so a live pipe is shown as it arrives), each chunk goes to
@@ -12,6 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from collections.abc import Callable
 from typing import IO, Any
 
 from ._connection import NEED_DATA, Connection
@@ -70,22 +73,51 @@ def _parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="largest event accepted, in bytes (default: the library's 16 MiB)",
     )
+    parser.add_argument(
+        "--timing",
+        action="store_true",
+        help='add "time", when the bytes that completed the item were read, in seconds '
+        'since reading started, and "gap", the seconds since the previous item (for the '
+        "first item, since reading started)",
+    )
     return parser
 
 
-def run(source: IO[bytes], out: IO[str], *, chunk_size: int, **options: Any) -> int:
-    """Feed ``source`` to a Connection and write JSON lines to ``out``; return the exit code."""
+def run(
+    source: IO[bytes],
+    out: IO[str],
+    *,
+    chunk_size: int,
+    timing: bool = False,
+    clock: Callable[[], float] = time.monotonic,
+    **options: Any,
+) -> int:
+    """Feed ``source`` to a Connection and write JSON lines to ``out``; return the exit code.
+
+    With ``timing``, each line also gets ``time`` (when the read that completed the item
+    returned, in seconds since reading started, by ``clock``) and ``gap`` (seconds since
+    the previous item's ``time``, or since the start for the first item).
+    """
     conn = Connection(**options)
     read = getattr(source, "read1", source.read)
+    started = previous = clock()
     try:
         while True:
             chunk = read(chunk_size)
+            # The arrival time of every item this chunk completes: a live pipe's gaps
+            # show the server's pacing (and the buffering on the way).
+            arrived = clock()
             conn.receive_data(chunk)
             while True:
                 item = conn.next_event()
                 if item is NEED_DATA:
                     break
-                out.write(json.dumps(item_to_json(item), ensure_ascii=False) + "\n")
+                record = item_to_json(item)
+                if timing:
+                    record["time"] = round(arrived - started, 6)
+                    record["gap"] = round(arrived - previous, 6)
+                    previous = arrived
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
                 if isinstance(item, EndOfStream):
                     out.flush()
                     return 0
@@ -101,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.chunk_size < 1:
         _parser().error("--chunk-size must be at least 1")
-    options: dict[str, Any] = {"errors": args.errors}
+    options: dict[str, Any] = {"errors": args.errors, "timing": args.timing}
     if args.max_event_size is not None:
         if args.max_event_size < 1:
             _parser().error("--max-event-size must be at least 1")

@@ -1,0 +1,206 @@
+"""A Server-Sent Events proxy: byte-exact pass-through, or events rewritten on the way.
+
+``--mode verbatim`` parses with ``Connection(keep_raw=True)``, forwards ``item.raw`` for
+every item and ``take_raw()`` whenever the parser needs data: the client gets the
+upstream body byte for byte, whole events only (an event leaves once its blank line is
+in).  ``--mode transform`` re-serializes each event with ``serialize()`` after
+``--drop TYPE``, ``--rename OLD=NEW`` (event types), ``--replace OLD=NEW`` (in data).
+Comments are forwarded in both modes.
+
+An upstream cut (its connection drops before the end of its body, or its body ends
+mid-event) must not look like a clean end.  The client's body is chunked, so the proxy
+closes the connection without the last zero-length chunk: HTTP/1.1 clients report an
+incomplete body, and every whole event sent before still arrives (a reset could
+overtake bytes still queued).  An HTTP/1.0 client's body ends at close, so closing
+would look like a clean end: it gets a reset (``SO_LINGER`` 0), the one signal left.
+
+Threads, blocking sockets, h11 for the HTTP framing on both sides.  Run::
+
+    python examples/server.py --port 8000 --interval 0.2 &
+    python examples/proxy.py --port 8001 --upstream 127.0.0.1:8000 --mode verbatim &
+    python examples/h11_client.py --port 8001
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import socket
+import socketserver
+import struct
+import sys
+from dataclasses import dataclass
+
+import h11
+
+from sse_sansio import NEED_DATA, Comment, Connection, EndOfStream, Event, ProtocolError, serialize
+
+Address = tuple[str, int]
+
+
+@dataclass
+class Rules:
+    """Transform mode: event types to drop, types to rename, text to replace in data."""
+
+    drop: set[str]
+    rename: dict[str, str]
+    replace: list[tuple[str, str]]
+
+
+class ProxyServer(socketserver.ThreadingTCPServer):
+    """Relays each client's GET to ``upstream``: verbatim, or transformed by ``rules``."""
+
+    allow_reuse_address = daemon_threads = True
+
+    def __init__(self, address: Address, upstream: Address, rules: Rules | None) -> None:
+        super().__init__(address, ProxyHandler)
+        self.upstream, self.rules = upstream, rules
+
+
+def _next(http: h11.Connection, sock: socket.socket) -> h11.Event:
+    """The next h11 event, reading from ``sock`` as needed."""
+    while (event := http.next_event()) is h11.NEED_DATA:
+        http.receive_data(sock.recv(65536))
+    assert isinstance(event, h11.Event)  # not PAUSED: one request, one response
+    return event
+
+
+class ProxyHandler(socketserver.BaseRequestHandler):
+    """One client connection: one request, one relayed stream."""
+
+    server: ProxyServer
+    request: socket.socket
+
+    def handle(self) -> None:
+        self.client = h11.Connection(our_role=h11.SERVER)
+        try:
+            # ---- read the client's request, ask upstream -------------------------------
+            request = _next(self.client, self.request)
+            if not isinstance(request, h11.Request):
+                return
+            resume = dict(request.headers).get(b"last-event-id", b"").decode("latin-1")
+            host, port = self.server.upstream
+            headers = [("Host", f"{host}:{port}"), ("Accept", "text/event-stream")]
+            headers += [("Last-Event-ID", resume)] if resume else []
+            http = h11.Connection(our_role=h11.CLIENT)
+            with socket.create_connection(self.server.upstream, timeout=60) as up:
+                ask = h11.Request(method="GET", target=request.target, headers=headers)
+                up.sendall((http.send(ask) or b"") + (http.send(h11.EndOfMessage()) or b""))
+                self.relay(http, up, resume)
+        except (OSError, h11.ProtocolError, ProtocolError) as exc:
+            # Upstream refused, cut or timed out, or the client left: a cut for the client.
+            print(f"proxy: {type(exc).__name__}: {exc}", file=sys.stderr)
+            if self.client.our_state is h11.SEND_RESPONSE:
+                self.reply(f"upstream failed: {exc}")
+            elif self.client.their_http_version == b"1.0":  # close-delimited body: reset
+                self.request.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+            self.request.close()  # a chunked body now lacks its last chunk
+
+    def relay(self, http: h11.Connection, up: socket.socket, resume: str) -> None:
+        """Check upstream's response head, then stream its items to the client."""
+        response = _next(http, up)
+        assert isinstance(response, h11.Response)
+        content_type = dict(response.headers).get(b"content-type", b"").decode("latin-1")
+        if response.status_code != 200 or content_type.split(";")[0].strip() != "text/event-stream":
+            body = b""  # at most 1 KiB of it, to say what went wrong
+            while len(body) < 1024 and isinstance(event := _next(http, up), h11.Data):
+                body += event.data
+            self.reply(f"upstream answered {response.status_code} {content_type}: {body!r}")
+            return
+        headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]
+        self.send(h11.Response(status_code=200, reason=b"OK", headers=headers))
+
+        # ---- relay whole items, one batch per upstream read --------------------------------
+        verbatim = self.server.rules is None
+        # errors="replace": let through what a browser would accept.
+        conn = Connection(keep_raw=verbatim, errors="replace", last_event_id=resume)
+        out: list[bytes] = []
+        while True:
+            item = conn.next_event()
+            if item is NEED_DATA:
+                out.append(conn.take_raw() if verbatim else b"")
+                self.send(h11.Data(data=b"".join(out)))
+                out.clear()
+                event = _next(http, up)  # raises on a cut: handle() passes it on
+                conn.receive_data(event.data if isinstance(event, h11.Data) else b"")
+            elif isinstance(item, EndOfStream):
+                if item.truncated:  # a clean HTTP end, but in the middle of an event
+                    raise ConnectionAbortedError(f"upstream stream truncated: {item!r}")
+                self.send(h11.Data(data=b"".join(out) + (item.raw or b"")), h11.EndOfMessage())
+                return
+            else:
+                out.append((item.raw or b"") if verbatim else self.rewrite(item))
+
+    def rewrite(self, item: Event | Comment) -> bytes:
+        """Transform mode: the bytes to send for one item (b"" drops it)."""
+        rules = self.server.rules
+        assert rules is not None
+        if isinstance(item, Comment):
+            return serialize(item)
+        if item.type in rules.drop:
+            return b""
+        data = item.data
+        for old, new in rules.replace:
+            data = data.replace(old, new)
+        event = Event(
+            type=rules.rename.get(item.type, item.type), data=data, id=item.id, retry=item.retry
+        )
+        # Every event gets its id line, so the client's last event ID always matches
+        # upstream's; serialize() leaves out an empty id, which takes a bare "id" line.
+        return (b"" if event.id else b"id\n") + serialize(event)
+
+    def send(self, *events: h11.Event) -> None:
+        """Frame ``events`` for the client and send them; empty data is skipped."""
+        wanted = [e for e in events if not isinstance(e, h11.Data) or e.data]
+        self.request.sendall(b"".join(self.client.send(e) or b"" for e in wanted))
+
+    def reply(self, text: str) -> None:
+        """Answer with a plain-text error (a 502) instead of a stream."""
+        body = text.encode()
+        headers = [
+            ("Content-Type", "text/plain; charset=utf-8"),
+            ("Content-Length", str(len(body))),
+        ]
+        self.send(
+            h11.Response(status_code=502, reason=b"Bad Gateway", headers=headers),
+            h11.Data(data=body),
+            h11.EndOfMessage(),
+        )
+
+
+def _pair(text: str) -> tuple[str, str]:
+    old, sep, new = text.partition("=")
+    if not sep or not old:
+        raise argparse.ArgumentTypeError(f"expected OLD=NEW, not {text!r}")
+    return old, new
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Proxy until interrupted."""
+    parser = argparse.ArgumentParser(description="Proxy an SSE stream, verbatim or rewritten.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8001, help="0 picks a free port")
+    parser.add_argument("--upstream", default="127.0.0.1:8000", metavar="HOST:PORT")
+    parser.add_argument("--mode", choices=("verbatim", "transform"), default="verbatim")
+    parser.add_argument("--drop", action="append", default=[], metavar="TYPE")
+    parser.add_argument("--rename", action="append", default=[], type=_pair, metavar="OLD=NEW")
+    parser.add_argument("--replace", action="append", default=[], type=_pair, metavar="OLD=NEW")
+    args = parser.parse_args(argv)
+    rules = None
+    if args.mode == "transform":
+        rules = Rules(set(args.drop), dict(args.rename), args.replace)
+    elif args.drop or args.rename or args.replace:
+        parser.error("--drop, --rename and --replace need --mode transform")
+    host, _, port = args.upstream.rpartition(":")
+    with ProxyServer((args.host, args.port), (host, int(port)), rules) as server:
+        url = f"http://{args.host}:{server.socket.getsockname()[1]}/"
+        print(f"proxying {url} -> {args.upstream} ({args.mode})", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
