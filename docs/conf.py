@@ -1,0 +1,66 @@
+"""Sphinx configuration for the sse_sansio documentation.
+
+Built by ``nox -s docs`` as ``sphinx-build -W --keep-going -b html docs docs/_build/html``
+from the repository root: every warning is an error, and nothing is fetched from the
+network (no intersphinx mapping).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+# The package is documented from this checkout, installed or not; _ext holds the
+# directive that includes the example programs.
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(DOCS / "_ext"))
+
+# pyproject.toml is the single source of the version (sse_sansio.__version__ reads the
+# installed metadata, which a bare checkout does not have).
+_pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+_version = re.search(r'^version = "([^"]+)"$', _pyproject, re.MULTILINE)
+if _version is None:
+    raise RuntimeError("no version in pyproject.toml")
+
+project = "sse_sansio"
+author = "The sse_sansio developers"
+copyright = "The sse_sansio developers"
+release = _version.group(1)
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "myst_parser",
+    "sse_docs",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "requirements.txt"]
+
+# --- autodoc / napoleon ----------------------------------------------------------
+autodoc_member_order = "bysource"
+autodoc_typehints = "signature"
+autodoc_preserve_defaults = True
+# Google-style "Attributes:" sections become :ivar: fields of the class, so they do not
+# clash with the properties of the same names (Event.type, ...) as duplicate objects.
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+napoleon_use_ivar = True
+
+# --- MyST (Markdown: benchmarks/results.md is included into the comparison page) ----
+myst_heading_anchors = 3
+# The included benchmark report is written by another tool and may start at any
+# heading level; its headings are shifted under ours, which can skip a level.
+suppress_warnings = ["myst.header"]
+
+# --- HTML --------------------------------------------------------------------------
+html_theme = "furo"
+html_title = f"sse_sansio {release}"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+pygments_style = "sphinx"

@@ -1,0 +1,352 @@
+"""Every code snippet in docs/ runs, and the docs agree with the code they describe.
+
+Python blocks (``.. code-block:: python`` in reStructuredText, ```` ```python ```` in
+Markdown) are executed in order, one namespace per page, so a tutorial can build on its
+earlier snippets; ``pycon`` blocks (``>>>`` sessions) are run as doctests in the same
+namespace.  Shell, console and text blocks are skipped.  Anything else fails loudly: a
+block in a language the extractor does not know, a bare ``::`` literal block (which
+hides its language), or an include of a file that is neither an example program (whose
+own tests cover it) nor Markdown.
+"""
+
+from __future__ import annotations
+
+import doctest
+import http.server
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import sse_sansio
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+PYTHON = frozenset({"python", "python3", "py"})
+DOCTEST = frozenset({"pycon"})
+NOT_PYTHON = frozenset({"shell", "console", "bash", "sh", "text", "none", "json", "http"})
+
+_RST_CODE = re.compile(r"^(?P<indent>\s*)\.\. (?:code-block|code|sourcecode)::\s*(?P<lang>\S*)")
+_RST_INCLUDE = re.compile(r"^\s*\.\. (?:literalinclude|include)::\s*(?P<target>\S+)")
+_RST_OTHER_CODE = re.compile(r"^\s*\.\. (?:doctest|testcode|testsetup|ipython|jupyter-execute)::")
+_MD_FENCE = re.compile(r"^(?P<fence>```+|~~~+)\s*(?P<info>.*)$")
+
+
+class SnippetError(ValueError):
+    """A code block the extractor cannot run and may not skip."""
+
+
+@dataclass(frozen=True)
+class Snippet:
+    path: Path
+    lineno: int  # 1-based line of the first line of code
+    language: str  # "python", "pycon", or "peer" (another library's code)
+    code: str
+
+
+def _check_include(target: str, where: str) -> None:
+    # Example programs are tested by their own tests; Markdown includes (the benchmark
+    # report) hold no Python that these tests would need to run.
+    if target.endswith(".md"):
+        return
+    if "examples/" in target and target.endswith(".py"):
+        return
+    raise SnippetError(f"{where}: cannot check the included file {target!r}")
+
+
+def _classify(language: str, where: str) -> str | None:
+    language = language.lower()
+    if language in PYTHON:
+        return "python"
+    if language in DOCTEST:
+        return "pycon"
+    if language in NOT_PYTHON:
+        return None
+    raise SnippetError(f"{where}: code block in unknown language {language!r}")
+
+
+def extract_rst(text: str, path: Path) -> list[Snippet]:
+    """The runnable snippets of a reStructuredText page, in order."""
+    lines = text.splitlines()
+    snippets = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        where = f"{path.name}:{i + 1}"
+        match = _RST_CODE.match(line)
+        if match:
+            if not match["lang"]:
+                raise SnippetError(f"{where}: code block without a language")
+            kind = _classify(match["lang"], where)
+            indent = len(match["indent"])
+            i += 1
+            # Skip the directive's options (":linenos:") and the blank line after them.
+            while i < len(lines) and (
+                lines[i].strip().startswith(":") and _indent(lines[i]) > indent
+            ):
+                if lines[i].strip().startswith(":caption: Before:") and kind == "python":
+                    kind = "peer"  # the "before" half of a migration example
+                i += 1
+            body_start = i
+            while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > indent):
+                i += 1
+            body = lines[body_start:i]
+            while body and not body[-1].strip():
+                body.pop()
+            while body and not body[0].strip():
+                body.pop(0)
+                body_start += 1
+            if not body:
+                raise SnippetError(f"{where}: empty code block")
+            if kind is not None:
+                code_indent = min(_indent(b) for b in body if b.strip())
+                code = "\n".join(b[code_indent:] for b in body) + "\n"
+                snippets.append(Snippet(path, body_start + 1, kind, code))
+            continue
+        include = _RST_INCLUDE.match(line)
+        if include:
+            _check_include(include["target"], where)
+        elif _RST_OTHER_CODE.match(line):
+            raise SnippetError(f"{where}: unsupported code directive: {line.strip()}")
+        elif line.rstrip().endswith("::") and not line.lstrip().startswith(".."):
+            raise SnippetError(f"{where}: bare '::' literal block; use '.. code-block:: LANG'")
+        i += 1
+    return snippets
+
+
+def extract_md(text: str, path: Path) -> list[Snippet]:
+    """The runnable snippets of a MyST Markdown page, in order."""
+    lines = text.splitlines()
+    snippets = []
+    i = 0
+    while i < len(lines):
+        match = _MD_FENCE.match(lines[i])
+        where = f"{path.name}:{i + 1}"
+        if not match:
+            i += 1
+            continue
+        fence, info = match["fence"], match["info"].strip()
+        end = i + 1
+        while end < len(lines) and lines[end].strip() != fence:
+            end += 1
+        if end == len(lines):
+            raise SnippetError(f"{where}: unclosed code fence")
+        body = lines[i + 1 : end]
+        directive = re.match(r"\{(?P<name>[\w-]+)\}\s*(?P<arg>.*)", info)
+        if directive:
+            name, arg = directive["name"], directive["arg"].strip()
+            if name in ("include", "literalinclude"):
+                _check_include(arg, where)
+                language = None
+            elif name in ("code-block", "code", "sourcecode"):
+                language = arg or ""
+                body = [b for b in body if not b.startswith(":")]
+            elif name in ("toctree", "note", "warning", "seealso", "list-table"):
+                language = None  # prose, no code
+            else:
+                raise SnippetError(f"{where}: unsupported directive {name!r}")
+        else:
+            language = info.split()[0] if info else ""
+            if not language:
+                raise SnippetError(f"{where}: code fence without a language")
+        if language is not None:
+            kind = _classify(language, where)
+            if kind is not None:
+                snippets.append(Snippet(path, i + 2, kind, "\n".join(body) + "\n"))
+        i = end + 1
+    return snippets
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def extract(path: Path) -> list[Snippet]:
+    text = path.read_text(encoding="utf-8")
+    return extract_md(text, path) if path.suffix == ".md" else extract_rst(text, path)
+
+
+# The other libraries that the migration page's "before" snippets use.  They are not
+# test dependencies of sse_sansio: where one is missing, its snippet is only compiled.
+PEER_MODULES = frozenset({"httpx", "httpx_sse", "openai", "sseclient"})
+
+
+def run_page(path: Path) -> dict[str, Any]:
+    """Run a page's snippets in order in one namespace; return the namespace."""
+    namespace: dict[str, Any] = {"__name__": f"docs_{path.stem.replace('-', '_')}"}
+    parser = doctest.DocTestParser()
+    for snippet in extract(path):
+        name = f"{path.name}:{snippet.lineno}"
+        if snippet.language in ("python", "peer"):
+            # Pad so that tracebacks give the line number in the page.
+            source = "\n" * (snippet.lineno - 1) + snippet.code
+            code = compile(source, str(path), "exec")
+            try:
+                exec(code, namespace)
+            except ModuleNotFoundError as exc:
+                top = (exc.name or "").partition(".")[0]
+                if snippet.language != "peer" or top not in PEER_MODULES:
+                    raise
+            continue
+        test = parser.get_doctest(snippet.code, namespace, name, str(path), snippet.lineno - 1)
+        if not test.examples:
+            raise SnippetError(f"{name}: pycon block without '>>>' examples")
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        report: list[str] = []
+        runner.run(test, out=report.append, clear_globs=False)
+        assert runner.failures == 0, "".join(report)
+        namespace.update(test.globs)  # DocTest ran on a copy of the namespace
+    return namespace
+
+
+PAGES = sorted([*DOCS.glob("*.rst"), *DOCS.glob("*.md")])
+
+
+def test_docs_pages_exist() -> None:
+    names = {p.name for p in PAGES}
+    for page in ("index.rst", "sans-io.rst", "basic-usage.rst", "api.rst", "examples.rst"):
+        assert page in names
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_page_snippets_run(page: Path) -> None:
+    run_page(page)
+
+
+def test_extractor_finds_every_python_block() -> None:
+    # Cross-check the extractor against a plain count of the markers it looks for.
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        markers = len(re.findall(r"^\s*\.\. code-block:: (?:python|pycon)\s*$", text, re.M))
+        markers += len(re.findall(r"^```(?:python|pycon)\s*$", text, re.M))
+        assert len(extract(page)) == markers, page.name
+    total = sum(len(extract(page)) for page in PAGES)
+    assert total >= 20
+
+
+@pytest.mark.parametrize(
+    ("suffix", "text", "message"),
+    [
+        (".rst", ".. code-block:: ruby\n\n   puts 1\n", "unknown language"),
+        (".rst", ".. code-block::\n\n   x = 1\n", "without a language"),
+        (".rst", "Like this::\n\n   x = 1\n", "bare '::'"),
+        (".rst", ".. literalinclude:: ../sse_sansio/_cli.py\n", "included file"),
+        (".rst", ".. doctest::\n\n   >>> 1\n   1\n", "unsupported code directive"),
+        (".md", "```js\nlet x = 1\n```\n", "unknown language"),
+        (".md", "```\nx = 1\n```\n", "without a language"),
+        (".md", "```python\nx = 1\n", "unclosed"),
+        (".md", "```{eval-rst}\n.. code-block:: python\n```\n", "unsupported directive"),
+    ],
+)
+def test_extractor_fails_loudly(suffix: str, text: str, message: str, tmp_path: Path) -> None:
+    page = tmp_path / f"page{suffix}"
+    page.write_text(text, encoding="utf-8")
+    with pytest.raises(SnippetError, match=re.escape(message)):
+        extract(page)
+
+
+def test_extractor_reads_blocks_with_options(tmp_path: Path) -> None:
+    page = tmp_path / "page.rst"
+    page.write_text(
+        "Text.\n\n.. code-block:: python\n   :linenos:\n\n   x = 1\n\n   y = x + 1\n\nAfter.\n",
+        encoding="utf-8",
+    )
+    (snippet,) = extract(page)
+    assert snippet.code == "x = 1\n\ny = x + 1\n"
+    assert snippet.lineno == 6
+
+
+def test_a_failing_doctest_fails(tmp_path: Path) -> None:
+    page = tmp_path / "page.rst"
+    page.write_text(".. code-block:: pycon\n\n   >>> 1 + 1\n   3\n", encoding="utf-8")
+    with pytest.raises(AssertionError, match="Expected"):
+        run_page(page)
+
+
+def _readme_quick_start() -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```\n(.+?)\n```$", section, re.M | re.S)
+
+
+def test_home_page_quick_start_matches_readme() -> None:
+    commands = _readme_quick_start()
+    assert len(commands) == 2
+    index = (DOCS / "index.rst").read_text(encoding="utf-8")
+    for command in commands:
+        assert f".. code-block:: shell\n\n   {command}\n" in index
+
+
+def test_api_reference_documents_every_public_name() -> None:
+    api = (DOCS / "api.rst").read_text(encoding="utf-8")
+    documented = set(
+        re.findall(r"^\.\. (?:auto)?(?:class|function|exception|data)::\s+(\S+)", api, re.M)
+    )
+    assert documented >= set(sse_sansio.__all__), set(sse_sansio.__all__) - documented
+
+
+def test_examples_page_documents_every_example() -> None:
+    page = (DOCS / "examples.rst").read_text(encoding="utf-8")
+    listed = re.findall(r"^\.\. example:: (\S+)$", page, re.M)
+    assert len(listed) == len(set(listed))
+    on_disk = sorted(p.name for p in (ROOT / "examples").glob("*.py"))
+    assert sorted(listed) == on_disk
+
+
+class _EventStreamHandler(http.server.BaseHTTPRequestHandler):
+    """Serves one short event stream with chunked transfer encoding."""
+
+    protocol_version = "HTTP/1.1"
+    # Pieces cut inside a character, inside a CRLF and inside an event.
+    pieces = (b"id: 1\r\ndata: caf\xc3", b"\xa9\r", b"\n\r\n: ping\n", b"data: [DONE]\n\n")
+
+    def do_GET(self) -> None:
+        type(self).seen_last_event_id = self.headers.get("Last-Event-ID")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for piece in self.pieces:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep the test output clean
+
+    seen_last_event_id: str | None = None
+
+
+@pytest.fixture
+def sse_server() -> Iterator[tuple[str, int]]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _EventStreamHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        yield str(host), int(port)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_tutorial_client_works_against_a_local_server(sse_server: tuple[str, int]) -> None:
+    # The tutorial's last snippet defines stream(); the page's snippets only define it,
+    # so run it here against a real HTTP server on the loopback interface.
+    namespace = run_page(DOCS / "basic-usage.rst")
+    host, port = sse_server
+    got = list(namespace["stream"](host, port, "/events", last_event_id="0"))
+    assert got == [
+        sse_sansio.Event(data="café", id="1"),
+        sse_sansio.Comment(text="ping"),
+        sse_sansio.Event(data="[DONE]", id="1"),
+        sse_sansio.EndOfStream(),
+    ]
+    assert _EventStreamHandler.seen_last_event_id == "0"
