@@ -89,7 +89,6 @@ async def _cut_events() -> AsyncIterator[ServerSentEvent | bytes]:
         yield ServerSentEvent(sent.data, id=sent.id)
         await asyncio.sleep(PAUSE)
     yield CUT_TAIL
-    await asyncio.sleep(PAUSE)
     # An exception after the response started: uvicorn closes the connection without
     # the chunked body's terminating zero-length chunk, as any crashing server would.
     raise ServerCrash("the stream dies mid-event")
@@ -97,7 +96,8 @@ async def _cut_events() -> AsyncIterator[ServerSentEvent | bytes]:
 
 async def cut(request: Request) -> Response:
     """``/cut``: CUT_EVENTS, then an unfinished event, then the connection drops."""
-    return EventSourceResponse(_cut_events(), ping=PING_INTERVAL)
+    # No pings here: a ping's blank line after the unfinished event would dispatch it.
+    return EventSourceResponse(_cut_events(), ping=0)
 
 
 async def missing(request: Request) -> Response:
