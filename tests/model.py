@@ -1,0 +1,306 @@
+"""A slow, obviously-correct reference model of "Interpreting an event stream".
+
+The differential tests and the fuzzer compare sse_sansio against this model.  It shares
+no code with the package and is written for clarity, not speed:
+
+1. ``utf8_decode`` is the WHATWG Encoding standard's "UTF-8 decoder" written out step by
+   step (bytes needed, bytes seen, lower and upper boundary).  It decodes the *whole*
+   input first and remembers, for every character, the offset of its first byte, and
+   for every error the offset of the first byte of the ill-formed sequence.
+2. ``split_lines`` walks the characters one by one and cuts lines at CRLF, LF or CR.
+3. ``interpret`` walks the lines and follows the spec's steps literally.
+
+Where the spec leaves room, the model mirrors sse_sansio's documented choices:
+
+- Comment lines are returned as items (text after the colon, one leading space removed).
+- ``Event.retry`` is a valid ``retry`` value from the event's own block; an empty
+  ``retry`` value is ignored, and so is one longer than ``RETRY_MAX_DIGITS`` digits
+  (CPython's default limit for ``int()`` of a string).
+- Strict decoding: the items of every complete line before the line holding the first
+  invalid byte are delivered, then the error, whose offset is that byte's offset.  An
+  invalid or unfinished sequence in the unterminated last line raises at end of stream.
+- ``max_event_size``: per block, the bytes from the block's first line (comments and
+  line ends included) to the end of the current line must not exceed the limit; the
+  unterminated last line counts too (the harness drains before signalling the end of
+  stream).  The error's offset is ``block_first + limit``.  The size check of a line
+  comes before its decoding check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# int() refuses strings of more digits than this (sys.get_int_max_str_digits()).
+RETRY_MAX_DIGITS = 4300
+
+REPLACEMENT = "\ufffd"
+
+
+@dataclass(frozen=True)
+class MEvent:
+    """A dispatched event, with its span in the stream."""
+
+    type: str
+    data: str
+    id: str
+    retry: int | None
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class MComment:
+    """A comment line, with its span in the stream."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class MEnd:
+    """The end of the stream."""
+
+    partial_line: int
+    partial_event: bool
+
+
+@dataclass(frozen=True)
+class MError:
+    """The error that stopped parsing: ``kind`` is ``"utf8"`` or ``"size"``."""
+
+    kind: str
+    offset: int
+
+
+MItem = MEvent | MComment | MEnd
+
+
+@dataclass
+class ModelResult:
+    """Everything the model says about one input."""
+
+    items: list[MItem] = field(default_factory=list)
+    error: MError | None = None
+    last_event_id: str = ""
+    retry: int | None = None
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """The decoder's output: characters with the offset of their first byte."""
+
+    chars: list[str]
+    offsets: list[int]  # offsets[i] = stream offset of chars[i]'s first byte
+    errors: list[int]  # stream offsets where an ill-formed sequence starts
+    end: int  # stream length
+
+
+def utf8_decode(stream: bytes) -> Decoded:
+    """The WHATWG "UTF-8 decode": drop one leading BOM, then the "UTF-8 decoder".
+
+    Every error yields U+FFFD (the "replacement" error mode); the caller decides whether
+    an error is fatal.
+    """
+    chars: list[str] = []
+    offsets: list[int] = []
+    errors: list[int] = []
+    i = 3 if stream[:3] == b"\xef\xbb\xbf" else 0
+
+    needed = 0  # UTF-8 bytes needed
+    seen = 0  # UTF-8 bytes seen
+    code_point = 0
+    lower, upper = 0x80, 0xBF
+    seq_start = 0
+
+    def error(at: int) -> None:
+        chars.append(REPLACEMENT)
+        offsets.append(at)
+        errors.append(at)
+
+    while i < len(stream):
+        byte = stream[i]
+        if needed == 0:
+            seq_start = i
+            if byte <= 0x7F:
+                chars.append(chr(byte))
+                offsets.append(i)
+            elif 0xC2 <= byte <= 0xDF:
+                needed, code_point = 1, byte & 0x1F
+            elif 0xE0 <= byte <= 0xEF:
+                if byte == 0xE0:
+                    lower = 0xA0
+                if byte == 0xED:
+                    upper = 0x9F
+                needed, code_point = 2, byte & 0xF
+            elif 0xF0 <= byte <= 0xF4:
+                if byte == 0xF0:
+                    lower = 0x90
+                if byte == 0xF4:
+                    upper = 0x8F
+                needed, code_point = 3, byte & 0x7
+            else:
+                error(i)
+            i += 1
+            continue
+        if not lower <= byte <= upper:
+            # Reset and report; the byte is processed again ("prepend byte to stream").
+            needed = seen = code_point = 0
+            lower, upper = 0x80, 0xBF
+            error(seq_start)
+            continue
+        lower, upper = 0x80, 0xBF
+        code_point = (code_point << 6) | (byte & 0x3F)
+        seen += 1
+        i += 1
+        if seen == needed:
+            chars.append(chr(code_point))
+            offsets.append(seq_start)
+            needed = seen = code_point = 0
+    if needed:
+        # End of queue with bytes still needed: one more error.
+        error(seq_start)
+    return Decoded(chars, offsets, errors, len(stream))
+
+
+# --------------------------------------------------------------------------- lines
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line: its text (no terminator) and its byte span, terminator included."""
+
+    text: str
+    start: int
+    end: int
+    complete: bool  # False for the unterminated last line
+
+
+def split_lines(decoded: Decoded) -> list[Line]:
+    """Cut the characters into lines at CRLF, LF or CR, one character at a time."""
+    chars, offsets = decoded.chars, decoded.offsets
+    lines: list[Line] = []
+    current: list[str] = []
+    line_start = offsets[0] if offsets else decoded.end
+    i = 0
+    while i < len(chars):
+        char = chars[i]
+        if char in "\r\n":
+            terminator = 2 if char == "\r" and i + 1 < len(chars) and chars[i + 1] == "\n" else 1
+            i += terminator
+            end = offsets[i] if i < len(chars) else decoded.end
+            lines.append(Line("".join(current), line_start, end, True))
+            current = []
+            line_start = end
+        else:
+            current.append(char)
+            i += 1
+    if current or line_start < decoded.end:
+        # An unterminated last line (possibly just an unfinished UTF-8 sequence).
+        lines.append(Line("".join(current), line_start, decoded.end, False))
+    return lines
+
+
+# --------------------------------------------------------------------------- interpreting
+
+
+def interpret(
+    stream: bytes,
+    *,
+    errors: str = "strict",
+    last_event_id: str = "",
+    max_event_size: int | None = None,
+) -> ModelResult:
+    """Run the model over a whole stream; see the module docstring for the rules."""
+    decoded = utf8_decode(stream)
+    first_error = decoded.errors[0] if errors == "strict" and decoded.errors else None
+    result = ModelResult(last_event_id=last_event_id)
+
+    data_buffer = ""
+    type_buffer = ""
+    id_buffer = last_event_id
+    block_retry: int | None = None
+    partial_line = 0
+    block_first = 0  # where the current block's first line starts (the BOM counts)
+    event_start = -1  # the block's first field line
+
+    for line in split_lines(decoded):
+        # The size limit: from the block's first line to this line's end.
+        if max_event_size is not None and line.end - block_first > max_event_size:
+            result.error = MError("size", block_first + max_event_size)
+            return result
+        if first_error is not None and line.start <= first_error < line.end:
+            # Reached the line that holds the first invalid byte (a complete line, or
+            # the unterminated last one at end of stream).
+            result.error = MError("utf8", first_error)
+            return result
+        if not line.complete:
+            # End of stream: the unterminated last line is discarded.
+            partial_line = line.end - line.start
+            break
+
+        text = line.text
+        if text == "":
+            # Blank line: dispatch.
+            result.last_event_id = id_buffer
+            if data_buffer != "":
+                if data_buffer.endswith("\n"):
+                    data_buffer = data_buffer[:-1]
+                result.items.append(
+                    MEvent(
+                        type_buffer or "message",
+                        data_buffer,
+                        result.last_event_id,
+                        block_retry,
+                        event_start,
+                        line.end,
+                    )
+                )
+            data_buffer = type_buffer = ""
+            block_retry = None
+            event_start = -1
+            block_first = line.end
+            continue
+
+        if text.startswith(":"):
+            comment = text[1:]
+            if comment.startswith(" "):
+                comment = comment[1:]
+            result.items.append(MComment(comment, line.start, line.end))
+            continue
+
+        if event_start < 0:
+            event_start = line.start
+        if ":" in text:
+            name = text[: text.index(":")]
+            value = text[text.index(":") + 1 :]
+            if value.startswith(" "):
+                value = value[1:]
+        else:
+            name, value = text, ""
+
+        if name == "data":
+            data_buffer += value + "\n"
+        elif name == "event":
+            type_buffer = value
+        elif name == "id":
+            if "\0" not in value:
+                id_buffer = value
+        elif (
+            name == "retry"
+            and value
+            and all(c in "0123456789" for c in value)
+            and len(value) <= RETRY_MAX_DIGITS
+        ):
+            result.retry = block_retry = int(value)
+
+    if max_event_size is not None and decoded.end - block_first > max_event_size:
+        # Bytes that form no line yet count as well: here, a BOM with nothing after it.
+        result.error = MError("size", block_first + max_event_size)
+        return result
+    # End of stream: an event without its blank line is not dispatched.
+    result.items.append(MEnd(partial_line, data_buffer != ""))
+    return result
