@@ -63,4 +63,3 @@ html_theme = "furo"
 html_title = f"sse_sansio {release}"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
-pygments_style = "sphinx"
