@@ -367,3 +367,37 @@ def test_span_of_an_event_dispatched_by_a_cr_that_ends_a_chunk() -> None:
     items, _ = feed([b"data: a\r\n\r", b"\ndata: b\r\n\r\n"])
     assert items == [Event(data="a"), Event(data="b"), END]
     assert [i.span for i in items[:-1]] == [(0, 10), (11, 22)]  # type: ignore[union-attr]
+
+
+def test_mixed_line_ends_over_several_pieces() -> None:
+    # Every event changes line end, and some mix them inside one event: the parser's
+    # pieces are cut short at each change.  Long enough to span several pieces.
+    eols = [b"\n", b"\r", b"\r\n"]
+    parts: list[bytes] = []
+    expected: list[ReceivedItem] = []
+    spans = []
+    offset = 0
+    number = 0
+    while offset < 2 * PIECE + 500:
+        eol = eols[number % 3]
+        if number % 7 == 6:
+            block = b"id: m\r\ndata: a\rdata: b\n: c\r\n" + eol
+            expected += [Comment(text="c"), Event(data="a\nb", id="m")]
+            spans += [(offset + 23, offset + 28), (offset, offset + len(block))]
+        else:
+            block = b"data: " + str(number).encode() + eol + eol
+            expected.append(Event(data=str(number), id="" if number < 6 else "m"))
+            spans.append((offset, offset + len(block)))
+        parts.append(block)
+        offset += len(block)
+        number += 1
+    data = b"".join(parts)
+    for chunks in (
+        [data],
+        [data[i : i + 1] for i in range(len(data))],
+        [data[i : i + 4093] for i in range(0, len(data), 4093)],
+    ):
+        items, _ = feed(chunks)
+        assert items == [*expected, END], len(chunks)
+        if len(chunks) == 1:
+            assert [i.span for i in items[:-1]] == spans  # type: ignore[union-attr]
