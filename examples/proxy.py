@@ -163,11 +163,8 @@ class ProxyHandler(socketserver.BaseRequestHandler):
             ("Content-Type", "text/plain; charset=utf-8"),
             ("Content-Length", str(len(body))),
         ]
-        self.send(
-            h11.Response(status_code=502, reason=b"Bad Gateway", headers=headers),
-            h11.Data(data=body),
-            h11.EndOfMessage(),
-        )
+        head = h11.Response(status_code=502, reason=b"Bad Gateway", headers=headers)
+        self.send(head, h11.Data(data=body), h11.EndOfMessage())
 
 
 def _pair(text: str) -> tuple[str, str]:

@@ -83,7 +83,7 @@ class StreamHandler(socketserver.BaseRequestHandler):
             # ---- answer with the stream -----------------------------------------------
             headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]
             self.send(http, h11.Response(status_code=200, reason=b"OK", headers=headers))
-            first = int(last_id) + 1 if last_id.isdigit() else 1
+            first = int(last_id) + 1 if last_id.isascii() and last_id.isdigit() else 1
             count = self.server.count
             numbers: Iterable[int] = (
                 itertools.count(first) if count == 0 else range(first, count + 1)
