@@ -7,17 +7,14 @@ follow the WHATWG HTML standard and survive any split of the input; the caller o
 every socket and file.  Standard library only.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, Connection, NeedData
 from ._errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._events import Comment, EndOfStream, Event, ReceivedItem
 from ._serializer import serialize
 
-try:
-    __version__ = version("sse_sansio")
-except PackageNotFoundError:  # pragma: no cover - only when run from a bare checkout
-    __version__ = "0+unknown"
+# The one place the version is written: pyproject.toml reads it from here (hatch).
+# A literal rather than importlib.metadata, which costs milliseconds at import.
+__version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
