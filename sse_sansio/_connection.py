@@ -36,7 +36,8 @@ import enum
 import re
 import sys
 from collections.abc import Iterator
-from typing import Final, Literal, Union
+from contextlib import suppress
+from typing import Final, Literal
 
 from ._errors import LocalProtocolError, RemoteProtocolError
 from ._events import Comment, EndOfStream, Event
@@ -426,13 +427,11 @@ class Connection:
                     # and set the event stream's reconnection time to that integer.
                     # Otherwise, ignore the field."  (isdigit() alone accepts other digits.)
                     elif field == "retry" and value.isascii() and value.isdigit():
-                        try:
+                        # More digits than int() accepts (sys.int_info's
+                        # str_digits_check_threshold, 4300 by default): a reconnection
+                        # time beyond 10**4300 ms is ignored.
+                        with suppress(ValueError):
                             self._retry = block_retry = int(value)
-                        except ValueError:
-                            # More digits than int() accepts (sys.int_info's
-                            # str_digits_check_threshold, 4300 by default): a reconnection
-                            # time beyond 10**4300 ms is ignored.
-                            pass
                     # Spec: "Otherwise: The field is ignored."
 
     # ------------------------------------------------------------------ keep_raw
@@ -619,7 +618,3 @@ def _uniform_prefix(piece: bytes, first_end: int) -> tuple[int, bytes]:
     lone = _LONE_LINE_END.search(piece)
     assert lone is not None  # the piece mixes line ends
     return piece.rfind(b"\r\n", 0, lone.start()) + 2, b"\r\n"
-
-
-# For type annotations: what next_event() returns.
-NextEventResult = Union[Event, Comment, EndOfStream, NeedData]

@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 from operator import itemgetter
-from typing import Any, Union
+from typing import Any
 
 from ._errors import LocalProtocolError
 
@@ -54,22 +54,20 @@ class _Item(tuple):  # type: ignore[type-arg]
         if type(other) is not type(self):
             return NotImplemented
         n = self._n_values
-        return tuple.__eq__(self[:n], other[:n])  # type: ignore[index]
+        return self[:n] == other[:n]
 
     def __ne__(self, other: object) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if type(other) is not type(self):
+            return NotImplemented
+        return not self == other
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self[: self._n_values]))
 
-    def _unordered(self, other: object) -> bool:
+    def _unordered(self, other: object) -> Any:
         return NotImplemented
 
-    __lt__ = __le__ = __gt__ = __ge__ = _unordered  # type: ignore[assignment]
-
-    def __getnewargs__(self) -> tuple[Any, ...]:  # pragma: no cover - pickling only
-        return tuple(self)
+    __lt__ = __le__ = __gt__ = __ge__ = _unordered
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickle and copy through the unchecked constructor with every slot.
@@ -220,9 +218,9 @@ class EndOfStream(_Item):
     @property
     def truncated(self) -> bool:
         """True when the stream was cut mid-line or mid-event (something was discarded)."""
-        return self[0] > 0 or self[1]
+        return bool(self[0] > 0 or self[1])
 
 
 # The union of what next_event() can return besides NEED_DATA.  An alias, not a base
 # class: ``Event`` is already the name of the SSE message itself.
-ReceivedItem = Union[Event, Comment, EndOfStream]
+ReceivedItem = Event | Comment | EndOfStream
