@@ -18,17 +18,25 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(DOCS / "_ext"))
 
-# pyproject.toml is the single source of the version (sse_sansio.__version__ reads the
-# installed metadata, which a bare checkout does not have).
-_pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-_version = re.search(r'^version = "([^"]+)"$', _pyproject, re.MULTILINE)
-if _version is None:
-    raise RuntimeError("no version in pyproject.toml")
+
+def _read_version() -> str:
+    """The version as the source writes it, installed package or not."""
+    # sse_sansio/__init__.py holds the literal (pyproject.toml reads it from there);
+    # older checkouts wrote it in pyproject.toml.
+    for path, pattern in (
+        (ROOT / "sse_sansio" / "__init__.py", r'^__version__ = "([^"]+)"$'),
+        (ROOT / "pyproject.toml", r'^version = "([^"]+)"$'),
+    ):
+        found = re.search(pattern, path.read_text(encoding="utf-8"), re.MULTILINE)
+        if found:
+            return found.group(1)
+    raise RuntimeError("no version found in sse_sansio/__init__.py or pyproject.toml")
+
 
 project = "sse_sansio"
 author = "The sse_sansio developers"
 copyright = "The sse_sansio developers"
-release = _version.group(1)
+release = _read_version()
 version = ".".join(release.split(".")[:2])
 
 extensions = [

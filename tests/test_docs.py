@@ -290,6 +290,16 @@ def test_api_reference_documents_every_public_name() -> None:
     assert documented >= set(sse_sansio.__all__), set(sse_sansio.__all__) - documented
 
 
+def test_api_reference_documents_the_testing_helpers() -> None:
+    import sse_sansio.testing
+
+    api = (DOCS / "api.rst").read_text(encoding="utf-8")
+    match = re.search(r"^\.\. automodule:: sse_sansio\.testing\n\s+:members: (.+)$", api, re.M)
+    assert match is not None
+    members = {name.strip() for name in match[1].split(",")}
+    assert members == set(sse_sansio.testing.__all__)
+
+
 def test_examples_page_documents_every_example() -> None:
     page = (DOCS / "examples.rst").read_text(encoding="utf-8")
     listed = re.findall(r"^\.\. example:: (\S+)$", page, re.M)
