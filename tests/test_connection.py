@@ -7,11 +7,13 @@ documented API, never from running the parser.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable
 from typing import Any
 
 import pytest
 
+import sse_sansio
 from sse_sansio import (
     DEFAULT_MAX_EVENT_SIZE,
     NEED_DATA,
@@ -758,3 +760,27 @@ def test_take_raw_needs_keep_raw() -> None:
 def test_raw_is_none_without_keep_raw() -> None:
     items = parse(b": c\ndata: x\n\n")
     assert [i.raw for i in items] == [None, None, None]
+
+
+# ---------------------------------------------------------------- public names
+
+
+def test_public_names() -> None:
+    for name in (
+        "Connection",
+        "Event",
+        "Comment",
+        "EndOfStream",
+        "NEED_DATA",
+        "NeedData",
+        "DEFAULT_MAX_EVENT_SIZE",
+        "ReceivedItem",
+        "ProtocolError",
+        "LocalProtocolError",
+        "RemoteProtocolError",
+        "serialize",
+    ):
+        assert name in sse_sansio.__all__
+        assert hasattr(sse_sansio, name)
+    assert set(typing.get_args(ReceivedItem)) == {Event, Comment, EndOfStream}
+    assert isinstance(sse_sansio.__version__, str)

@@ -401,3 +401,11 @@ def test_mixed_line_ends_over_several_pieces() -> None:
         assert items == [*expected, END], len(chunks)
         if len(chunks) == 1:
             assert [i.span for i in items[:-1]] == spans  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("prefix", [BOM[:1], BOM[:2]], ids=["EF", "EFBB"])
+def test_stream_ending_inside_the_bom_is_an_error_in_strict_mode(prefix: bytes) -> None:
+    # An unfinished UTF-8 sequence at end of stream, at offset 0.
+    with pytest.raises(RemoteProtocolError) as info:
+        feed([prefix])
+    assert info.value.offset == 0
