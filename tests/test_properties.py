@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from sse_sansio import (
@@ -231,6 +231,20 @@ def test_spans_are_ordered_and_inside_the_input(data: st.DataObject, stream: byt
         # Items come out in the order their last line completes.
         assert end > previous_end
         previous_end = end
+
+
+@given(data=st.data(), stream=streams)
+def test_spans_do_not_depend_on_chunking(data: st.DataObject, stream: bytes) -> None:
+    chunks = data.draw(chunked(stream))
+    # One documented exception: a CR that ends a chunk ends its line at once, so when
+    # the LF of that CRLF comes in the next chunk, the item ends before it.
+    cut = 0
+    for chunk in chunks[:-1]:
+        cut += len(chunk)
+        assume(not (chunk.endswith(b"\r") and stream[cut : cut + 1] == b"\n"))
+    whole = run([stream], errors="replace").items
+    split = run(chunks, errors="replace").items
+    assert [i.span for i in split[:-1]] == [i.span for i in whole[:-1]]  # type: ignore[union-attr]
 
 
 @given(stream=streams)
