@@ -784,3 +784,37 @@ def test_public_names() -> None:
         assert hasattr(sse_sansio, name)
     assert set(typing.get_args(ReceivedItem)) == {Event, Comment, EndOfStream}
     assert isinstance(sse_sansio.__version__, str)
+
+
+# ---------------------------------------------------------------- field parsing
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        (b"data:a:b", Event(data="a:b")),  # split at the first colon only
+        (b"data::x", Event(data=":x")),
+        (b"data: : x", Event(data=": x")),
+        (b"data:\tx", Event(data="\tx")),  # only a SPACE is removed
+        (b"data:  x ", Event(data=" x ")),  # one space, and only at the start
+        (b"data", Event(data="")),  # no colon: the whole line is the field name
+        (b"data:", Event(data="")),
+        (b"data\ndata:\ndata: ", Event(data="\n\n")),
+        (b"event:\ndata: x", Event(data="x")),  # empty type means "message"
+        (b"event\ndata: x", Event(data="x")),
+        (b"event: a\nevent: b\ndata: x", Event(type="b", data="x")),  # last one wins
+        (b"event:  a \ndata: x", Event(type=" a ", data="x")),
+        (b"id:x:y\ndata: z", Event(data="z", id="x:y")),
+        (b" data: x\ndata: y", Event(data="y")),  # the field name is " data"
+        (b"data : x\ndata: y", Event(data="y")),  # the field name is "data "
+        (b"DATA: x\nData: x\ndata: y", Event(data="y")),  # names are case-sensitive
+        (b"dat: x\ndatax: x\ndata: y", Event(data="y")),
+        (b"retry: 5\nretry: 6\ndata: y", Event(data="y", retry=6)),
+    ],
+)
+def test_field_parsing(block: bytes, expected: Event) -> None:
+    for eol in (b"\n", b"\r", b"\r\n"):
+        data = block.replace(b"\n", eol) + eol + eol
+        for label, chunks in chunkings(data, seeds=1):
+            items, _ = feed(chunks)
+            assert items == [expected, END], (eol, label)
