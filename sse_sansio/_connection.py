@@ -45,7 +45,9 @@ from ._events import Comment, EndOfStream, Event
 __all__ = ["DEFAULT_MAX_EVENT_SIZE", "NEED_DATA", "Connection", "NeedData"]
 
 # The default limit on one event's size in the stream, from the first byte of its block
-# to the end of the blank line that dispatches it (comments inside the block count).
+# (comments inside it count) up to the blank line that dispatches it.  The line end that
+# ends the current line is never counted: a CR ending a chunk may be half a CRLF, and
+# the limit must not depend on how the stream was chunked.
 #
 # 16 MiB.  LLM APIs send single events far larger than a text delta: OpenAI's image
 # generation streams base64 partial images of 1 to 4 MB in one data line, and tool
@@ -106,11 +108,13 @@ class Connection:
             putting U+FFFD in place of each invalid sequence (WHATWG Encoding).
         last_event_id: The initial last event ID string, as after a reconnect that sent
             ``Last-Event-ID``.  Events carry it in ``id`` until the stream sets another.
-        max_event_size: The most bytes one event may take in the stream, from the first
-            byte of its block to the end of its dispatching blank line, comments
-            included (in keep_raw mode: from the first byte not yet handed out).  A peer
-            that exceeds it gets a :class:`RemoteProtocolError`.  ``None`` means no
-            limit.  Default: :data:`DEFAULT_MAX_EVENT_SIZE` (16 MiB).
+        max_event_size: The most bytes one event may take in the stream: from the
+            first byte of its block (comments included) up to its dispatching blank
+            line, leaving out only that blank line's own line end; a line still
+            arriving counts with the bytes it has so far.  A peer that exceeds it gets
+            a :class:`RemoteProtocolError`.  ``None`` means no limit.  Default:
+            :data:`DEFAULT_MAX_EVENT_SIZE` (16 MiB).  In keep_raw mode, bytes waiting
+            for :meth:`take_raw` may not exceed it either (LocalProtocolError).
         keep_raw: When true, each item carries in ``raw`` the exact bytes a verbatim
             proxy should forward for it, and :meth:`take_raw` hands out the bytes that
             belong to no item (blank lines, ``id:``-only blocks).  Forwarding all of
@@ -223,6 +227,12 @@ class Connection:
             return
         if self._eof:
             raise LocalProtocolError("receive_data() called with data after end of stream")
+        if self._safe_end - self._raw_from > self._limit:
+            # keep_raw: the caller keeps feeding without taking what is safe to forward.
+            raise LocalProtocolError(
+                f"{self._safe_end - self._raw_from} bytes are waiting for take_raw(), more "
+                f"than max_event_size={self._limit}: call take_raw() at every NEED_DATA"
+            )
         buf = self._buf
         # Drop what has been consumed (and, in keep_raw mode, handed out) in one go.
         drop = self._pos
@@ -280,6 +290,8 @@ class Connection:
             self._partial_event = bool(data)
             while not (self._eol_pending and self._cut_piece()):
                 yield self._no_complete_line()
+            first = self._block_first  # moved past a skipped BOM or LF, if any
+            deadline = first + limit
             off = self._piece_off
             sep = self._sep
             tlen = self._tlen
@@ -296,7 +308,7 @@ class Connection:
                 ):
                     start = off
                     off += len(block) + 2 * tlen
-                    if off > deadline:
+                    if off - tlen > deadline:
                         self._fail(f"event exceeds max_event_size={limit} bytes", deadline)
                     try:
                         line = block.decode() if strict else block.decode("utf-8", "replace")
@@ -324,7 +336,10 @@ class Connection:
                 for raw in lines:
                     start = off
                     off += len(raw) + tlen
-                    if off > deadline:
+                    # The line's own line end does not count: a CR that ends a chunk
+                    # may yet turn out to be a CRLF, and the limit must not depend on
+                    # how the stream was chunked.
+                    if off - tlen > deadline:
                         self._fail(f"event exceeds max_event_size={limit} bytes", deadline)
 
                     if not raw:
@@ -444,8 +459,8 @@ class Connection:
         across chunks.  A verbatim proxy forwards ``item.raw`` for every item and
         ``take_raw()`` whenever ``next_event()`` returns ``NEED_DATA``; what it sends is
         then exactly what it received, up to the tail discarded at a cut.  Bytes not
-        taken stay held (and count toward ``max_event_size``) until the next item's
-        ``raw`` carries them.
+        taken stay held until the next item's ``raw`` carries them; ``receive_data()``
+        refuses more data (LocalProtocolError) once they exceed ``max_event_size``.
 
         Raises:
             LocalProtocolError: the connection was made without ``keep_raw=True``.
@@ -468,26 +483,31 @@ class Connection:
         n = len(buf)
         pos = self._pos
         if self._bom_pending or self._skip_lf:
+            # Bytes that belong to no line: a leading BOM, the LF of a CRLF whose CR
+            # ended the previous piece.  A block boundary or a safe point that sat
+            # just before them moves past them, so that neither the size limit nor
+            # keep_raw depends on how the stream was chunked.
+            skipped_from = self._base + pos
             if self._bom_pending:
                 # Spec (Encoding, "UTF-8 decode"): a leading BOM is dropped, only at the
-                # very start of the stream.  Wait until three bytes can tell.
-                if n - pos < 3 and not self._eof and _BOM.startswith(buf[pos:n]):
-                    self._eol_pending = False
-                    return False
+                # very start of the stream.  This first call comes with a line end or
+                # the end of stream already buffered, so three bytes, or all there
+                # will ever be, are here to tell.
                 self._bom_pending = False
                 if buf.startswith(_BOM, pos):
                     pos += 3
-            if self._skip_lf:
+            if self._skip_lf and pos < n:
                 # The previous line ended with a CR that ended its chunk or piece: it
                 # was processed at once, so an LF now is the second half of a CRLF.
-                if pos >= n:
-                    self._pos = pos
-                    self._eol_pending = False
-                    return False
                 self._skip_lf = False
                 if buf[pos] == 10:
                     pos += 1
             self._pos = pos
+            skipped_to = self._base + pos
+            if self._block_first == skipped_from:
+                self._block_first = skipped_to
+            if self._safe_end == skipped_from:
+                self._safe_end = skipped_to
 
         # Find the first line end, resuming where earlier searches found none.
         lf = buf.find(b"\n", self._lf_clear if self._lf_clear > pos else pos)
@@ -562,13 +582,15 @@ class Connection:
         buf = self._buf
         pending = len(buf) - self._pos  # bytes of the partial line
         if not self._eof:
-            held_from = self._block_first
-            if self._keep_raw and self._raw_from < held_from:
-                held_from = self._raw_from
-            if self._base + len(buf) - held_from > self._limit:
+            # A line still arriving counts with its bytes so far (and the line ends
+            # before it); with none, every complete line was checked already.
+            held = self._base + len(buf) - self._block_first
+            if self._bom_pending and _BOM.startswith(buf[:3]):
+                held -= min(3, len(buf))  # a leading BOM, or the start of one, is no line
+            if pending and held > self._limit:
                 self._fail(
                     f"event exceeds max_event_size={self._limit} bytes",
-                    held_from + self._limit,
+                    self._block_first + self._limit,
                 )
             return NEED_DATA
         if self._eos is None:

@@ -39,6 +39,15 @@ def _check_str(owner: str, name: str, value: object, forbidden: str = "") -> Non
             raise LocalProtocolError(f"{owner}.{name} may not contain {char!r}: {value!r}")
 
 
+def _too_long(number: int) -> bool:
+    """More digits than str() may write (sys.int_info's str_digits_check_threshold)."""
+    try:
+        str(number)
+    except ValueError:
+        return True
+    return False
+
+
 def _field(index: int, doc: str) -> Any:
     return property(itemgetter(index), doc=doc)
 
@@ -50,22 +59,22 @@ class _Item(tuple):  # type: ignore[type-arg]
     # How many leading tuple slots are value fields (the rest is metadata).
     _n_values = 0
 
+    # Not NotImplemented for other types: Python would then fall back to tuple's own
+    # comparison, and an item would equal (or sort against) a plain tuple.
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
-            return NotImplemented
+            return False
         n = self._n_values
         return self[:n] == other[:n]
 
     def __ne__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return not self == other
+        return not self.__eq__(other)
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self[: self._n_values]))
 
     def _unordered(self, other: object) -> Any:
-        return NotImplemented
+        raise TypeError(f"{type(self).__name__} items have no order")
 
     __lt__ = __le__ = __gt__ = __ge__ = _unordered
 
@@ -141,6 +150,9 @@ class Event(_Item):
             raise LocalProtocolError(
                 f"Event.retry must be a non-negative int or None, not {retry!r}"
             )
+        if retry is not None and _too_long(retry):
+            # A parser never produces it (it ignores such values) and str() refuses it.
+            raise LocalProtocolError("Event.retry has too many digits to be written")
         return _new(cls, (type, data, id, retry, -1, -1, None))
 
     @property

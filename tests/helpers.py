@@ -29,14 +29,22 @@ def feed(chunks: Iterable[bytes], **options: Any) -> tuple[list[ReceivedItem], C
     """
     conn = Connection(**options)
     items: list[ReceivedItem] = []
+
+    def pull() -> None:
+        # Item by item, so that the items before an error are kept.
+        while (item := conn.next_event()) is not NEED_DATA:
+            items.append(item)
+            if isinstance(item, EndOfStream):
+                return
+
     try:
         for chunk in chunks:
             if not chunk:
                 continue  # b"" would mean end of stream
             conn.receive_data(chunk)
-            items.extend(drain(conn))
+            pull()
         conn.receive_data(b"")
-        items.extend(drain(conn))
+        pull()
     except RemoteProtocolError as exc:
         exc.items = items  # type: ignore[attr-defined]
         raise

@@ -137,11 +137,11 @@ def test_strict_error_exits_1_after_printing_earlier_items(
 
 def test_max_event_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "big.sse"
-    path.write_bytes(b"data: 12\n\ndata: 123\n\n")  # 10 and 11 bytes
-    code, out, err = run_main([str(path), "--max-event-size", "10"], capsys)
+    path.write_bytes(b"data: 12\n\ndata: 123\n\n")  # 10 and 11 bytes: 9 and 10 counted
+    code, out, err = run_main([str(path), "--max-event-size", "9"], capsys)
     assert code == 1
     check_objects(json_lines(out), [{"kind": "event", "data": "12"}])
-    assert "byte offset 20" in err
+    assert "byte offset 19" in err
     code, out, err = run_main([str(path), "--max-event-size", "11"], capsys)
     assert code == 0
     assert [obj["kind"] for obj in json_lines(out)] == ["event", "event", "end"]

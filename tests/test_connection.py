@@ -410,26 +410,35 @@ def test_default_max_event_size_is_16_mib() -> None:
 
 
 def test_event_of_exactly_the_limit_passes_and_one_more_byte_fails() -> None:
-    event = b"data: xyz\n\n"  # 11 bytes
-    assert parse(event, max_event_size=11) == [Event(data="xyz"), END]
-    assert error_in_every_chunking(event, max_event_size=10) == (10, [])
+    # 11 bytes in the stream; the limit leaves out the blank line's own line end.
+    event = b"data: xyz\n\n"
+    assert parse(event, max_event_size=10) == [Event(data="xyz"), END]
+    assert error_in_every_chunking(event, max_event_size=9) == (9, [])
+
+
+def test_limit_does_not_count_the_final_line_end_of_any_kind() -> None:
+    for event in (b"data: xyz\r\n\r\n", b"data: xyz\r\r", b"data: xyz\r\n\n"):
+        # Everything but the last line end: 11, 10 and 11 bytes.
+        size = len(event) - (2 if event.endswith(b"\r\n") else 1)
+        assert parse(event, max_event_size=size) == [Event(data="xyz"), END]
+        assert error_in_every_chunking(event, max_event_size=size - 1) == (size - 1, [])
 
 
 def test_limit_offset_is_block_start_plus_limit() -> None:
-    data = b"data: a\n\ndata: bbbbbb\n\n"  # 9 + 14 bytes
-    assert error_in_every_chunking(data, max_event_size=13) == (9 + 13, [Event(data="a")])
-    assert parse(data, max_event_size=14) == [Event(data="a"), Event(data="bbbbbb"), END]
+    data = b"data: a\n\ndata: bbbbbb\n\n"  # 9 + 14 bytes; the second counts 13
+    assert error_in_every_chunking(data, max_event_size=12) == (9 + 12, [Event(data="a")])
+    assert parse(data, max_event_size=13) == [Event(data="a"), Event(data="bbbbbb"), END]
 
 
 def test_limit_counts_comments_and_every_line_of_the_block() -> None:
-    data = b": hi\nevent: e\ndata: x\n\n"  # 5 + 9 + 8 + 1 = 23 bytes
-    assert parse(data, max_event_size=23)[1] == Event(type="e", data="x")
-    assert error_in_every_chunking(data, max_event_size=22) == (22, [Comment(text="hi")])
+    data = b": hi\nevent: e\ndata: x\n\n"  # 5 + 9 + 8 + 1 = 23 bytes, 22 counted
+    assert parse(data, max_event_size=22)[1] == Event(type="e", data="x")
+    assert error_in_every_chunking(data, max_event_size=21) == (21, [Comment(text="hi")])
 
 
 def test_limit_resets_after_each_dispatch() -> None:
-    data = b"data: 1234\n\n" * 50  # 12 bytes each: 600 bytes in all
-    assert parse(data, max_event_size=12) == [Event(data="1234")] * 50 + [END]
+    data = b"data: 1234\n\n" * 50  # 12 bytes each (11 counted): 600 bytes in all
+    assert parse(data, max_event_size=11) == [Event(data="1234")] * 50 + [END]
 
 
 def test_blank_lines_between_events_do_not_count() -> None:
@@ -475,9 +484,10 @@ def test_no_limit_with_none() -> None:
 
 
 def test_limit_of_one_byte() -> None:
-    # A blank line alone fits in one byte; any field line does not.
+    # Blank lines count nothing; a one-byte line fits, a two-byte one does not.
     assert parse(b"\n\n\n", max_event_size=1) == [END]
-    assert remote_error([b"\n:\n"], max_event_size=1) == (2, [])
+    assert parse(b"\n:\n", max_event_size=1) == [Comment(text=""), END]
+    assert remote_error([b"\n::\n"], max_event_size=1) == (2, [])
 
 
 # ---------------------------------------------------------------- last event ID
