@@ -1,7 +1,7 @@
 """Where sse_sansio spends its time: cProfile of the drain loop on llm and crlf.
 
 Run ``python benchmarks/profile.py`` (``--chunk N``, ``--workloads a,b``, ``--top N``).
-For each workload it prints the plain wall time per event (no profiler), then the
+For each workload it prints the plain CPU time per item (no profiler), then the
 functions by own time under cProfile with their calls per event and cost per call and per
 event, so a reader sees which step dominates each event.  cProfile adds a fixed cost per
 Python call, so the profiled times overstate functions called often; the shares and the
@@ -47,7 +47,7 @@ def profile(name: str, chunk: int, top: int, quick: bool) -> None:
     best = min(_timed(parse, chunks) for _ in range(5))
     print(f"\n## {name}, {chunk}-byte chunks: {n_items} items, {len(workload.stream)} bytes")
     print(
-        f"wall time (best of 5, no profiler): {best * 1e3:.1f} ms = "
+        f"CPU time (best of 5, no profiler): {best * 1e3:.1f} ms = "
         f"{best / n_items * 1e9:.0f} ns per item, {len(workload.stream) / best / 1e6:.1f} MB/s"
     )
 
@@ -79,9 +79,9 @@ def profile(name: str, chunk: int, top: int, quick: bool) -> None:
 
 def _timed(parse: Parse, chunks: list[bytes]) -> float:
     sink: Sink = collections.deque(maxlen=0).append
-    start = time.perf_counter()
+    start = time.process_time()
     parse(chunks, sink)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def main(argv: Sequence[str] | None = None) -> int:
