@@ -20,10 +20,11 @@ Where the spec leaves room, the model mirrors sse_sansio's documented choices:
   invalid byte are delivered, then the error, whose offset is that byte's offset.  An
   invalid or unfinished sequence in the unterminated last line raises at end of stream.
 - ``max_event_size``: per block, the bytes from the block's first line (comments and
-  line ends included) to the end of the current line must not exceed the limit; the
-  unterminated last line counts too (the harness drains before signalling the end of
-  stream).  The error's offset is ``block_first + limit``.  The size check of a line
-  comes before its decoding check.
+  earlier lines' line ends included) to the end of the current line's text (its own
+  line end left out) must not exceed the limit.  The unterminated last line counts too
+  (the harness drains before signalling the end of stream), unless it is only the start
+  of a BOM.  A leading BOM is no part of any block.  The error's offset is
+  ``block_first + limit``.  The size check of a line comes before its decoding check.
 """
 
 from __future__ import annotations
@@ -176,6 +177,7 @@ class Line:
     text: str
     start: int
     end: int
+    text_end: int  # where its line end starts (``end`` for the unterminated last line)
     complete: bool  # False for the unterminated last line
 
 
@@ -190,9 +192,10 @@ def split_lines(decoded: Decoded) -> list[Line]:
         char = chars[i]
         if char in "\r\n":
             terminator = 2 if char == "\r" and i + 1 < len(chars) and chars[i + 1] == "\n" else 1
+            text_end = offsets[i]
             i += terminator
             end = offsets[i] if i < len(chars) else decoded.end
-            lines.append(Line("".join(current), line_start, end, True))
+            lines.append(Line("".join(current), line_start, end, text_end, True))
             current = []
             line_start = end
         else:
@@ -200,7 +203,7 @@ def split_lines(decoded: Decoded) -> list[Line]:
             i += 1
     if current or line_start < decoded.end:
         # An unterminated last line (possibly just an unfinished UTF-8 sequence).
-        lines.append(Line("".join(current), line_start, decoded.end, False))
+        lines.append(Line("".join(current), line_start, decoded.end, decoded.end, False))
     return lines
 
 
@@ -224,12 +227,19 @@ def interpret(
     id_buffer = last_event_id
     block_retry: int | None = None
     partial_line = 0
-    block_first = 0  # where the current block's first line starts (the BOM counts)
+    # Where the current block's first line starts (after a leading BOM).
+    block_first = 3 if stream[:3] == b"\xef\xbb\xbf" else 0
     event_start = -1  # the block's first field line
 
     for line in split_lines(decoded):
-        # The size limit: from the block's first line to this line's end.
-        if max_event_size is not None and line.end - block_first > max_event_size:
+        # The size limit: from the block's first line to the end of this line's text.
+        # (The start of a BOM that may yet complete is not a line yet: not counted.)
+        bom_start = not line.complete and b"\xef\xbb\xbf".startswith(stream)
+        if (
+            max_event_size is not None
+            and line.text_end - block_first > max_event_size
+            and not bom_start
+        ):
             result.error = MError("size", block_first + max_event_size)
             return result
         if first_error is not None and line.start <= first_error < line.end:
@@ -297,10 +307,6 @@ def interpret(
         ):
             result.retry = block_retry = int(value)
 
-    if max_event_size is not None and decoded.end - block_first > max_event_size:
-        # Bytes that form no line yet count as well: here, a BOM with nothing after it.
-        result.error = MError("size", block_first + max_event_size)
-        return result
     # End of stream: an event without its blank line is not dispatched.
     result.items.append(MEnd(partial_line, data_buffer != ""))
     return result

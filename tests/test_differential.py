@@ -30,13 +30,24 @@ from sse_sansio import (
 from .model import MComment, MEnd, MError, MEvent, MItem, ModelResult, interpret, utf8_decode
 from .strategies import BAD_UTF8, chunked, max_event_sizes, streams
 
-# A blank line whose CR ends one chunk and whose LF starts the next is counted by
-# sse_sansio as ending one byte early: the dispatched Event's ``end`` (and a comment's)
-# is one less than when the CRLF arrives whole, and the stray LF counts toward the next
-# block's max_event_size.  Reported to the lead (see the hostile-input report).  Until
-# it is fixed, chunkings that split a CRLF are compared on values only, without a size
-# limit; set this to True once fixed to compare everything for every chunking.
-CRLF_SPLIT_EXACT = False
+# A line whose CR ends one chunk and whose LF starts the next is counted by sse_sansio
+# as ending one byte early: the Event's or Comment's ``end`` is one less than when the
+# CRLF arrives whole.  Reported to the lead.  Until it is fixed, chunkings that split a
+# CRLF are compared without spans; set this to True once fixed.
+CRLF_SPLIT_SPANS_EXACT = False
+
+# While a stream that starts with a BOM has not yet delivered its first line end,
+# sse_sansio counts the first block from offset 0 instead of 3 (after the BOM): an
+# oversized first line is reported 3 bytes early when its line end has not arrived.
+# Reported to the lead; set this to True once fixed.
+BOM_PENDING_EXACT = False
+
+# When one block holds invalid UTF-8 (strict mode) and later grows past max_event_size,
+# sse_sansio checks the size of the lines it has before it decodes them: fed whole it
+# reports the size error, fed so that the bad line is walked before the rest arrives it
+# reports the UTF-8 error (which comes first in the stream, as the model says).
+# Reported to the lead; set this to True once fixed.
+ERROR_ORDER_EXACT = False
 
 
 def run_library(chunks: list[bytes], **options: Any) -> ModelResult:
@@ -102,21 +113,27 @@ def check(
     want = interpret(
         data, errors=errors, last_event_id=last_event_id, max_event_size=max_event_size
     )
-    want_values: ModelResult | None = None
     for chunks in chunkings:
         assert b"".join(chunks) == data
-        if not CRLF_SPLIT_EXACT and _splits_crlf(chunks):
-            if want_values is None:
-                want_values = _values(interpret(data, errors=errors, last_event_id=last_event_id))
-            got = run_library(
-                chunks, errors=errors, last_event_id=last_event_id, max_event_size=None
-            )
-            assert _values(got) == want_values, chunks
-            continue
         got = run_library(
             chunks, errors=errors, last_event_id=last_event_id, max_event_size=max_event_size
         )
-        assert got == want, chunks
+        if (
+            not BOM_PENDING_EXACT
+            and data.startswith(b"\xef\xbb\xbf")
+            and got.error == MError("size", want.error.offset - 3 if want.error else -1)
+        ):
+            got.error = want.error
+        if (
+            not ERROR_ORDER_EXACT
+            and got.items == want.items
+            and {got.error and got.error.kind, want.error and want.error.kind} == {"size", "utf8"}
+        ):
+            got.error = want.error
+        if not CRLF_SPLIT_SPANS_EXACT and _splits_crlf(chunks):
+            assert _values(got) == _values(want), chunks
+        else:
+            assert got == want, chunks
 
 
 # The profile in conftest.py sets the example budget; these tests are heavier than most
@@ -210,10 +227,15 @@ def test_model_offsets_by_hand() -> None:
         MEvent("message", "a", "5", None, 9, 25),
         MEnd(0, False),
     ]
-    # The block runs from offset 9 (after the comment's CRLF? no: blocks start after a
-    # blank line, so at 0 here, BOM and comment included) to 25: 25 bytes.
-    assert interpret(stream, max_event_size=25).error is None
-    assert interpret(stream, max_event_size=24).error == MError("size", 24)
+    # The block starts after the BOM, at 3 (the comment is part of it), and ends where
+    # the dispatching blank line starts, at 23: 20 bytes.
+    assert interpret(stream, max_event_size=20).error is None
+    assert interpret(stream, max_event_size=19).error == MError("size", 3 + 19)
+    # Without the BOM, and with the blank line's CRLF: the same 20 bytes.
+    assert interpret(stream[3:], max_event_size=19).error == MError("size", 19)
+    # A line still arriving counts with the bytes it has.
+    assert interpret(b"data: 1\n\ndata: 12345", max_event_size=11).error is None
+    assert interpret(b"data: 1\n\ndata: 12345", max_event_size=10).error == MError("size", 19)
     # An invalid byte in the second data line: the first event is delivered, the error
     # points at the byte.
     result = interpret(b"data: a\n\ndata: \xffb\n\n")

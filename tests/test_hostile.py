@@ -95,6 +95,9 @@ def test_items_before_the_bad_byte_are_delivered_exactly() -> None:
     assert error.offset == stream.index(b"\xff")
 
 
+# The limit counts a block's bytes from its first line (comments and earlier line ends
+# included) to the end of the current line's text; a line still arriving counts with
+# what it has.  The offset is where the block starts plus the limit.
 # (id, stream, limit, offset, items before)
 SIZE_CASES = [
     ("one-long-line", b"data: 0123456789\n\n", 10, 10, 0),
@@ -102,7 +105,10 @@ SIZE_CASES = [
     ("partial-line", b"data: x\n\ndata: 0123456789012345", 12, 21, 1),
     ("comments-count", b": aaaa\n: bbbb\ndata: x\n\n", 15, 15, 2),
     ("second-block", b"data: 1\n\ndata: 123456789\n\n", 12, 9 + 12, 1),
-    ("bom-counts", b"\xef\xbb\xbfdata: 1234\n\n", 14, 14, 0),
+    # A leading BOM is no part of the first block, which starts at 3.
+    ("after-bom", b"\xef\xbb\xbfdata: 1234\n\n", 10, 3 + 10, 0),
+    # The block's earlier line ends count, CRLF as two bytes, whatever the chunking.
+    ("crlf-line-ends", b"data: 1\r\n\r\ndata: 12\r\n\r\n", 9, 11 + 9, 1),
     ("id-only-block-then-big", b"id: 1\n\ndata: 0123456789\n\n", 12, 19, 0),
     ("size-before-utf8", b"data: \xff" + b"x" * 20 + b"\n\n", 10, 10, 0),
     ("endless-comment-block", b": x\n" * 100, 64, 64, 16),
@@ -128,7 +134,8 @@ def test_oversized_event_is_reported_with_limit_and_offset(
     [
         (b"data: 12345\n\n" * 3, 13),  # each block exactly at the limit
         (b"\n" * 50, 1),  # blank lines each end an (empty) block
-        (b"\xef\xbb\xbfdata: 1234\n\n", 15),
+        (b"\xef\xbb\xbfdata: 1234\n\n", 11),
+        (b"data: 1\r\n\r\ndata: 2\r\n\r\n", 9),
         (b"id: 1\n\nid: 2\n\n", 7),
     ],
 )
