@@ -168,6 +168,16 @@ class Cell:
             return None
         return best[1] / mine
 
+    def ratio_range(self) -> tuple[float, float] | None:
+        """The lowest and highest ratio of one round (sse_sansio's run against the fastest
+        peer's run in the same round): how far the noise moves the ratio."""
+        best = self.fastest_peer()
+        if best is None or "sse_sansio" not in self.times:
+            return None
+        pairs = zip(self.times[best[0]], self.times["sse_sansio"], strict=False)
+        per_round = [theirs / mine for theirs, mine in pairs]
+        return min(per_round), max(per_round)
+
     def target(self) -> float:
         if self.workload == "keepalive":
             return TARGET_KEEPALIVE
@@ -413,7 +423,9 @@ def markdown(
         + "`; see benchmarks/README.md for the method. Medians of interleaved runs in one "
         "process, timed in CPU time. MB = 10^6 bytes; ev/s counts events and comments "
         "(every item in the stream, whether or not the parser delivers comments). A ratio "
-        "above 1 means sse_sansio is faster than the fastest peer."
+        "above 1 means sse_sansio is faster than the fastest peer (the one with the best "
+        "median); beside it, the lowest and highest ratio of a single round, which shows "
+        "how much the machine's noise moves it."
     )
     out.append("")
     for key, value in info.items():
@@ -430,9 +442,9 @@ def markdown(
     for name, group in by_workload.items():
         out += ["", f"## {name}", "", f"{notes[name]}", ""]
         header = "| parser | " + " | ".join(
-            f"{chunk_label(c.chunk)} B chunks ({c.n_bytes / 1e6:.2f} MB)"
+            f"{chunk_label(c.chunk)} B chunks ({c.n_bytes / 1e6:.2f} MB, {c.reps} rounds)"
             if c.chunk
-            else f"whole ({c.n_bytes / 1e6:.2f} MB)"
+            else f"whole ({c.n_bytes / 1e6:.2f} MB, {c.reps} rounds)"
             for c in group
         )
         out += [header + " |", "|---" * (len(group) + 1) + "|"]
@@ -464,7 +476,11 @@ def markdown(
                 ratio_row.append("n/a")
                 target_row.append("n/a")
                 continue
-            ratio_row.append(f"**{ratio:.2f}x** vs {best[0]}")
+            spread = c.ratio_range()
+            ratio_row.append(
+                f"**{ratio:.2f}x** vs {best[0]}"
+                + (f" (rounds: {spread[0]:.2f}-{spread[1]:.2f})" if spread else "")
+            )
             ok = ratio >= c.target()
             target_row.append(f"≥ {c.target():.1f}x: " + ("met" if ok else "**MISSED**"))
             if not ok:
