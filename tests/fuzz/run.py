@@ -16,12 +16,15 @@ Invariants, checked on every input:
    without a size limit.
 2. Every chunking (whole, one byte at a time, two random splits) gives the same items
    (values, and spans when no chunk boundary falls inside a CRLF: see
-   ``CRLF_SPLIT_SPANS_EXACT``), the same error, last_event_id and retry; and all of them agree
-   with the reference model in tests/model.py.
+   ``CRLF_SPLIT_SPANS_EXACT``), the same error, last_event_id and retry; and all of
+   them agree with the reference model in tests/model.py.
 3. serialize() then parse gives back every valid parsed Event and Comment.
 4. Hostile strings for an Event's type, data, id and retry and a Comment's text (CR, LF,
    NUL, lone surrogates, anything) are refused by the constructor or serialize() with
    LocalProtocolError, or round-trip exactly: never an extra or a changed line.
+5. keep_raw=True changes no item, span or error; a verbatim proxy (forwarding every
+   item's ``raw`` and ``take_raw()`` at each NEED_DATA) forwards a prefix of the stream,
+   the same under every chunking, that parses to the same events and last event ID.
 
 The first input byte chooses the options (see ``Options``); the rest is the stream, or
 the strings for invariant 4.
@@ -114,6 +117,59 @@ def _outcome(chunks: list[bytes], **options: Any) -> tuple[list[Any], Any, str, 
     return items, error, conn.last_event_id, conn.retry
 
 
+def _forwarded(chunks: list[bytes], **options: Any) -> tuple[list[Any], Any, bytes]:
+    """Run a keep_raw connection as a verbatim proxy: what would it forward?"""
+    from sse_sansio import NEED_DATA, Connection, EndOfStream, RemoteProtocolError
+
+    conn = Connection(keep_raw=True, **options)
+    items: list[Any] = []
+    out: list[bytes] = []
+    error = None
+    try:
+        for chunk in [*chunks, b""]:
+            conn.receive_data(chunk)
+            while True:
+                item = conn.next_event()
+                if item is NEED_DATA:
+                    out.append(conn.take_raw())
+                    break
+                items.append(item)
+                assert item.raw is not None, item
+                out.append(item.raw)
+                if isinstance(item, EndOfStream):
+                    break
+    except RemoteProtocolError as exc:
+        error = ("size" if "max_event_size" in str(exc) else "utf8", exc.offset)
+    return items, error, b"".join(out)
+
+
+def check_keep_raw(stream: bytes, ways: list[list[bytes]], options: Options) -> None:
+    """Invariant 5: keep_raw changes no item, and forwards the same safe prefix."""
+    from sse_sansio import Event
+
+    forwarded = set()
+    for chunks in ways:
+        plain_items, plain_error, plain_last_id, _ = _outcome(
+            chunks, errors=options.errors, max_event_size=options.max_event_size
+        )
+        items, error, out = _forwarded(
+            chunks, errors=options.errors, max_event_size=options.max_event_size
+        )
+        assert (items, error) == (plain_items, plain_error), (chunks, items, plain_items)
+        spans = [getattr(item, "span", None) for item in items]
+        assert spans == [getattr(item, "span", None) for item in plain_items], chunks
+        if error is not None:
+            continue
+        assert stream.startswith(out), (chunks, out)
+        forwarded.add(out)
+        again, error, last_id, _ = _outcome([out], errors=options.errors, max_event_size=None)
+        assert error is None, (out, error)
+        assert last_id == plain_last_id, (out, last_id, plain_last_id)
+        events = [item for item in items if isinstance(item, Event)]
+        assert [item for item in again if isinstance(item, Event)] == events, (out, again)
+    assert len(forwarded) <= 1, forwarded
+
+
 def _as_model(items: list[Any], spans: bool) -> list[Any]:
     from sse_sansio import Comment, Event
     from tests.model import MComment, MEnd, MEvent
@@ -188,6 +244,8 @@ def check_parse(stream: bytes, options: Options) -> None:
         assert got == want, f"chunks {chunks!r}:\n  library {got!r}\n  model   {want!r}"
         if whole is None:
             whole = items
+
+    check_keep_raw(stream, _chunkings(stream, options.seed)[:2], options)
 
     # Round trip of every item the whole input produced.
     for item in whole or []:
