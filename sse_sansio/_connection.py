@@ -144,10 +144,6 @@ class Connection:
         self._limit = _NO_LIMIT if max_event_size is None else max_event_size
         self._keep_raw = bool(keep_raw)
 
-        self._strict = errors == "strict"
-        self._limit = _NO_LIMIT if max_event_size is None else max_event_size
-        self._keep_raw = bool(keep_raw)
-
         self._chunks: deque[bytes] = deque()  # received, not yet taken by _parse()
         self._eof = False
         self._eos: EndOfStream | None = None  # returned on every call once drained
@@ -252,17 +248,21 @@ class Connection:
         """The parser, as a generator that next_event() resumes once per item."""
         chunks = self._chunks
         limit = self._limit
-        strict = self._strict
+        decode = bytes.decode if self._strict else _decode_replace
         keep_raw = self._keep_raw
+        new = tuple.__new__
+        last_id = last_event_id  # what self._last_event_id holds
         off = 0  # stream offset of the start of the line being walked
         first = 0  # stream offset of the current block's first line
         deadline = limit  # first + limit: where the block's bytes may not reach past
         fragments: list[bytes] = []  # the line still arriving, cut at window ends
         partial = 0  # its length so far
         skip_lf = False  # the last line ended with CR: an LF next is its CRLF tail
-        # The spec's buffers.
-        data: list[str] = []  # the data buffer, one entry per data line
-        event_type = ""  # the event type buffer
+        # The spec's buffers.  The data buffer is kept as its first line and, once there
+        # is a second, the list of all its lines: most events have one data line.
+        data_first: str | None = None
+        data_lines: list[str] | None = None
+        event_type = "message"  # the event type buffer, "" already read as "message"
         id_buffer = last_event_id  # the last event ID buffer
         block_retry = None  # a valid retry value in the current block
         event_start = -1  # stream offset of the block's first field line; -1: none yet
@@ -294,7 +294,7 @@ class Connection:
                         self._fail(f"event exceeds max_event_size={limit} bytes", deadline)
                     yield NEED_DATA
                     continue
-                yield self._end(b"".join(fragments), off, bool(data))
+                yield self._end(b"".join(fragments), off, data_first is not None)
                 continue
 
             chunk = chunks.popleft()
@@ -363,7 +363,6 @@ class Connection:
                     tlen = len(sep)
 
                     for raw in lines:
-                        line_start = off
                         off += len(raw) + tlen
                         # The line's own line end does not count: a CR that ends a chunk
                         # may yet turn out to be a CRLF, and the limit must not depend on
@@ -375,25 +374,24 @@ class Connection:
                             # Spec: "If the line is empty (a blank line): Dispatch the
                             # event."  First: "Set the last event ID string of the event
                             # source to the value of the last event ID buffer."
-                            self._last_event_id = id_buffer
+                            if id_buffer is not last_id:
+                                self._last_event_id = last_id = id_buffer
                             first = off
                             deadline = off + limit
-                            if data:
+                            if data_first is not None:
                                 # Spec: "If the data buffer's last character is a U+000A
                                 # LINE FEED (LF) character, then remove the last
                                 # character from the data buffer."  Each data line
                                 # appended its value plus LF; joining the values with LF
                                 # is the same string without that last LF.
-                                text = data[0] if len(data) == 1 else "\n".join(data)
-                                data = []
                                 # Spec: the event's type is the event type buffer if it
                                 # is not empty, else "message"; its lastEventId is the
                                 # last event ID string.
-                                yield tuple.__new__(
+                                yield new(
                                     Event,
                                     (
-                                        event_type or "message",
-                                        text,
+                                        event_type,
+                                        data_first if data_lines is None else "\n".join(data_lines),
                                         id_buffer,
                                         block_retry,
                                         event_start,
@@ -401,85 +399,104 @@ class Connection:
                                         self._hand_out(off) if keep_raw else None,
                                     ),
                                 )
+                                data_first = data_lines = None
                             # Spec: "If the data buffer is an empty string, set the data
                             # buffer and the event type buffer to the empty string and
                             # return."  (After a dispatch they are empty too.)
                             elif keep_raw:
                                 self._safe_end = off
-                            event_type = ""
+                            event_type = "message"
                             block_retry = None
                             event_start = -1
                             continue
 
                         try:
-                            line = raw.decode() if strict else raw.decode("utf-8", "replace")
+                            line = decode(raw)
                         except UnicodeDecodeError as exc:
-                            self._fail(f"invalid UTF-8 ({exc.reason})", line_start + exc.start)
+                            self._fail(
+                                f"invalid UTF-8 ({exc.reason})", off - tlen - len(raw) + exc.start
+                            )
 
                         # The common case first: a data line (the spec's rule is below).
-                        if line.startswith("data:"):
-                            data.append(line[6:] if line.startswith(" ", 5) else line[5:])
-                            if event_start < 0:
-                                event_start = line_start
-                            continue
-
-                        colon = line.find(":")
-                        # Spec: "If the line starts with a U+003A COLON character (:):
-                        # Ignore the line."  We hand it to the caller as a Comment.
-                        if colon == 0:
-                            raw_bytes = None
-                            if keep_raw:
-                                # A comment between events is forwarded at once; one
-                                # inside an event's fields travels with that event.
-                                raw_bytes = self._hand_out(off) if event_start < 0 else b""
-                            text = line[2:] if line.startswith(" ", 1) else line[1:]
-                            yield tuple.__new__(Comment, (text, line_start, off, raw_bytes))
-                            continue
-
-                        if event_start < 0:
-                            event_start = line_start
-                        # Spec: "If the line contains a U+003A COLON character (:): Collect
-                        # the characters on the line before the first colon, and let field
-                        # be that string.  Collect the characters on the line after the
-                        # first colon, and let value be that string.  If value starts
-                        # with a U+0020 SPACE character, remove it from value."
-                        # "Otherwise, the string is not empty but does not contain a
-                        # colon: use the whole line as the field name, and the empty
-                        # string as the field value."
-                        if colon > 0:
-                            field = line[:colon]
-                            value = line[colon + 1 :]
-                            value = value.removeprefix(" ")
+                        # (Slices, not startswith(): its argument parsing costs more than
+                        # the rest of the check; a one-character slice is a cached string.)
+                        if line[:5] == "data:":
+                            value = line[6:] if line[5:6] == " " else line[5:]
                         else:
-                            field = line
-                            value = ""
+                            colon = line.find(":")
+                            # Spec: "If the line starts with a U+003A COLON character (:):
+                            # Ignore the line."  We hand it to the caller as a Comment.
+                            if colon == 0:
+                                raw_bytes = None
+                                if keep_raw:
+                                    # A comment between events is forwarded at once; one
+                                    # inside an event's fields travels with that event.
+                                    raw_bytes = self._hand_out(off) if event_start < 0 else b""
+                                yield new(
+                                    Comment,
+                                    (
+                                        line[2:] if line[1:2] == " " else line[1:],
+                                        off - tlen - len(raw),
+                                        off,
+                                        raw_bytes,
+                                    ),
+                                )
+                                continue
+                            # Spec: "If the line contains a U+003A COLON character (:):
+                            # Collect the characters on the line before the first colon,
+                            # and let field be that string.  Collect the characters on
+                            # the line after the first colon, and let value be that
+                            # string.  If value starts with a U+0020 SPACE character,
+                            # remove it from value."  "Otherwise, the string is not
+                            # empty but does not contain a colon: use the whole line as
+                            # the field name, and the empty string as the field value."
+                            if colon > 0:
+                                field = line[:colon]
+                                value = line[colon + 1 :].removeprefix(" ")
+                            else:
+                                field = line
+                                value = ""
+                            if event_start < 0:
+                                event_start = off - tlen - len(raw)
+                            # Spec: "If the field name is "event": Set the event type
+                            # buffer to field value."
+                            if field == "event":
+                                event_type = value or "message"
+                                continue
+                            # Spec: "If the field name is "id": If the field value does
+                            # not contain U+0000 NULL, then set the last event ID buffer
+                            # to the field value.  Otherwise, ignore the field."
+                            if field == "id":
+                                if "\0" not in value:
+                                    id_buffer = value
+                                continue
+                            # Spec: "If the field name is "retry": If the field value
+                            # consists of only ASCII digits, then interpret the field
+                            # value as an integer in base ten, and set the event stream's
+                            # reconnection time to that integer.  Otherwise, ignore the
+                            # field."  (isdigit() alone would accept other digits.)
+                            if field == "retry":
+                                if value.isascii() and value.isdigit():
+                                    # More digits than int() accepts (sys.int_info's
+                                    # str_digits_check_threshold, 4300 by default): a
+                                    # reconnection time beyond 10**4300 ms is ignored.
+                                    with suppress(ValueError):
+                                        self._retry = block_retry = int(value)
+                                continue
+                            # Spec: "Otherwise: The field is ignored."
+                            if field != "data":
+                                continue
                         # Spec: "If the field name is "data": Append the field value to
                         # the data buffer, then append a single U+000A LINE FEED (LF)
-                        # character."  (Only "data" without a colon gets here.)
-                        if field == "data":
-                            data.append(value)
-                        # Spec: "If the field name is "event": Set the event type buffer
-                        # to field value."
-                        elif field == "event":
-                            event_type = value
-                        # Spec: "If the field name is "id": If the field value does not
-                        # contain U+0000 NULL, then set the last event ID buffer to the
-                        # field value.  Otherwise, ignore the field."
-                        elif field == "id":
-                            if "\0" not in value:
-                                id_buffer = value
-                        # Spec: "If the field name is "retry": If the field value consists
-                        # of only ASCII digits, then interpret the field value as an
-                        # integer in base ten, and set the event stream's reconnection
-                        # time to that integer.  Otherwise, ignore the field."  (isdigit()
-                        # alone would accept other scripts' digits.)
-                        elif field == "retry" and value.isascii() and value.isdigit():
-                            # More digits than int() accepts (sys.int_info's
-                            # str_digits_check_threshold, 4300 by default): a reconnection
-                            # time beyond 10**4300 ms is ignored.
-                            with suppress(ValueError):
-                                self._retry = block_retry = int(value)
-                        # Spec: "Otherwise: The field is ignored."
+                        # character."
+                        if data_first is None:
+                            data_first = value
+                            if event_start < 0:
+                                event_start = off - tlen - len(raw)
+                        elif data_lines is None:
+                            data_lines = [data_first, value]
+                        else:
+                            data_lines.append(value)
 
     # ------------------------------------------------------------------ keep_raw
 
@@ -539,6 +556,11 @@ class Connection:
         assert self._error is not None
         message, offset = self._error
         raise RemoteProtocolError(message, offset=offset)
+
+
+def _decode_replace(raw: bytes) -> str:
+    """UTF-8 decoding as browsers do it: U+FFFD for each invalid sequence."""
+    return raw.decode("utf-8", "replace")
 
 
 def _uniform_runs(window: bytes) -> list[tuple[bytes, bytes]]:
