@@ -372,12 +372,19 @@ class Connection:
 
                         if not raw:
                             # Spec: "If the line is empty (a blank line): Dispatch the
-                            # event."  First: "Set the last event ID string of the event
-                            # source to the value of the last event ID buffer."
-                            if id_buffer is not last_id:
-                                self._last_event_id = last_id = id_buffer
+                            # event."
                             first = off
                             deadline = off + limit
+                            if event_start < 0:
+                                # No field since the last blank line (comments at most):
+                                # the dispatch would change nothing.
+                                if keep_raw:
+                                    self._safe_end = off
+                                continue
+                            # Spec: "Set the last event ID string of the event source to
+                            # the value of the last event ID buffer."
+                            if id_buffer is not last_id:
+                                self._last_event_id = last_id = id_buffer
                             if data_first is not None:
                                 # Spec: "If the data buffer's last character is a U+000A
                                 # LINE FEED (LF) character, then remove the last
@@ -423,10 +430,9 @@ class Connection:
                         if line[:5] == "data:":
                             value = line[6:] if line[5:6] == " " else line[5:]
                         else:
-                            colon = line.find(":")
                             # Spec: "If the line starts with a U+003A COLON character (:):
                             # Ignore the line."  We hand it to the caller as a Comment.
-                            if colon == 0:
+                            if raw[0] == 58:  # ":"
                                 raw_bytes = None
                                 if keep_raw:
                                     # A comment between events is forwarded at once; one
@@ -450,6 +456,7 @@ class Connection:
                             # remove it from value."  "Otherwise, the string is not
                             # empty but does not contain a colon: use the whole line as
                             # the field name, and the empty string as the field value."
+                            colon = line.find(":")
                             if colon > 0:
                                 field = line[:colon]
                                 value = line[colon + 1 :].removeprefix(" ")
