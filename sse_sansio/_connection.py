@@ -424,30 +424,32 @@ class Connection:
                                 f"invalid UTF-8 ({exc.reason})", off - tlen - len(raw) + exc.start
                             )
 
-                        # The common case first: a data line (the spec's rule is below).
-                        # (Slices, not startswith(): its argument parsing costs more than
-                        # the rest of the check; a one-character slice is a cached string.)
-                        if line[:5] == "data:":
-                            value = line[6:] if line[5:6] == " " else line[5:]
-                        else:
-                            # Spec: "If the line starts with a U+003A COLON character (:):
-                            # Ignore the line."  We hand it to the caller as a Comment.
-                            if raw[0] == 58:  # ":"
-                                raw_bytes = None
-                                if keep_raw:
-                                    # A comment between events is forwarded at once; one
-                                    # inside an event's fields travels with that event.
-                                    raw_bytes = self._hand_out(off) if event_start < 0 else b""
-                                yield new(
-                                    Comment,
-                                    (
-                                        line[2:] if line[1:2] == " " else line[1:],
-                                        off - tlen - len(raw),
-                                        off,
-                                        raw_bytes,
-                                    ),
-                                )
-                                continue
+                        # Spec: "If the line starts with a U+003A COLON character (:):
+                        # Ignore the line."  We hand it to the caller as a Comment.
+                        if raw[0] == 58:  # ":"
+                            raw_bytes = None
+                            if keep_raw:
+                                # A comment between events is forwarded at once; one
+                                # inside an event's fields travels with that event.
+                                raw_bytes = self._hand_out(off) if event_start < 0 else b""
+                            yield new(
+                                Comment,
+                                (
+                                    line[2:] if line[1:2] == " " else line[1:],
+                                    off - tlen - len(raw),
+                                    off,
+                                    raw_bytes,
+                                ),
+                            )
+                            continue
+                        # Then the common case: a data line (the spec's rule is below).
+                        # removeprefix() takes one argument, so it skips the argument
+                        # parsing that startswith() with a start index pays, and it
+                        # builds the value without a slice object.
+                        value = line.removeprefix("data: ")
+                        if len(value) == len(line):
+                            value = line.removeprefix("data:")
+                        if len(value) == len(line):
                             # Spec: "If the line contains a U+003A COLON character (:):
                             # Collect the characters on the line before the first colon,
                             # and let field be that string.  Collect the characters on
