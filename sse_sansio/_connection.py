@@ -59,6 +59,9 @@ DEFAULT_MAX_EVENT_SIZE: Final = 16 * 1024 * 1024
 # the list of lines waiting in a window stays a constant-size allocation.
 WINDOW: Final = 64 * 1024
 
+# Data lines longer than this are decoded without their "data:" prefix (see _parse).
+BIG_LINE: Final = 64 * 1024
+
 _BOM: Final = b"\xef\xbb\xbf"
 _NO_LIMIT: Final = sys.maxsize
 # A line end that is not part of a CRLF: a CR not followed by LF, an LF not after CR.
@@ -248,6 +251,7 @@ class Connection:
         """The parser, as a generator that next_event() resumes once per item."""
         chunks = self._chunks
         limit = self._limit
+        errors = "strict" if self._strict else "replace"
         decode = bytes.decode if self._strict else _decode_replace
         keep_raw = self._keep_raw
         new = tuple.__new__
@@ -417,84 +421,99 @@ class Connection:
                             event_start = -1
                             continue
 
-                        try:
-                            line = decode(raw)
-                        except UnicodeDecodeError as exc:
-                            self._fail(
-                                f"invalid UTF-8 ({exc.reason})", off - tlen - len(raw) + exc.start
-                            )
+                        if len(raw) > BIG_LINE and raw[:5] == b"data:":
+                            # Memory: a big data line's value is decoded straight from
+                            # its bytes, so that the line is never held as bytes, as text
+                            # and as the value at once (three times the event, not two).
+                            skip = 6 if raw[5:6] == b" " else 5
+                            try:
+                                with memoryview(raw) as view:
+                                    value = str(view[skip:], "utf-8", errors)
+                            except UnicodeDecodeError as exc:
+                                self._fail(
+                                    f"invalid UTF-8 ({exc.reason})",
+                                    off - tlen - len(raw) + skip + exc.start,
+                                )
+                        else:
+                            try:
+                                line = decode(raw)
+                            except UnicodeDecodeError as exc:
+                                self._fail(
+                                    f"invalid UTF-8 ({exc.reason})",
+                                    off - tlen - len(raw) + exc.start,
+                                )
 
-                        # Spec: "If the line starts with a U+003A COLON character (:):
-                        # Ignore the line."  We hand it to the caller as a Comment.
-                        if raw[0] == 58:  # ":"
-                            raw_bytes = None
-                            if keep_raw:
-                                # A comment between events is forwarded at once; one
-                                # inside an event's fields travels with that event.
-                                raw_bytes = self._hand_out(off) if event_start < 0 else b""
-                            yield new(
-                                Comment,
-                                (
-                                    line[2:] if line[1:2] == " " else line[1:],
-                                    off - tlen - len(raw),
-                                    off,
-                                    raw_bytes,
-                                ),
-                            )
-                            continue
-                        # Then the common case: a data line (the spec's rule is below).
-                        # removeprefix() takes one argument, so it skips the argument
-                        # parsing that startswith() with a start index pays, and it
-                        # builds the value without a slice object.
-                        value = line.removeprefix("data: ")
-                        if len(value) == len(line):
-                            value = line.removeprefix("data:")
-                        if len(value) == len(line):
-                            # Spec: "If the line contains a U+003A COLON character (:):
-                            # Collect the characters on the line before the first colon,
-                            # and let field be that string.  Collect the characters on
-                            # the line after the first colon, and let value be that
-                            # string.  If value starts with a U+0020 SPACE character,
-                            # remove it from value."  "Otherwise, the string is not
-                            # empty but does not contain a colon: use the whole line as
-                            # the field name, and the empty string as the field value."
-                            colon = line.find(":")
-                            if colon > 0:
-                                field = line[:colon]
-                                value = line[colon + 1 :].removeprefix(" ")
-                            else:
-                                field = line
-                                value = ""
-                            if event_start < 0:
-                                event_start = off - tlen - len(raw)
-                            # Spec: "If the field name is "event": Set the event type
-                            # buffer to field value."
-                            if field == "event":
-                                event_type = value or "message"
+                            # Spec: "If the line starts with a U+003A COLON character (:):
+                            # Ignore the line."  We hand it to the caller as a Comment.
+                            if raw[0] == 58:  # ":"
+                                raw_bytes = None
+                                if keep_raw:
+                                    # A comment between events is forwarded at once; one
+                                    # inside an event's fields travels with that event.
+                                    raw_bytes = self._hand_out(off) if event_start < 0 else b""
+                                yield new(
+                                    Comment,
+                                    (
+                                        line[2:] if line[1:2] == " " else line[1:],
+                                        off - tlen - len(raw),
+                                        off,
+                                        raw_bytes,
+                                    ),
+                                )
                                 continue
-                            # Spec: "If the field name is "id": If the field value does
-                            # not contain U+0000 NULL, then set the last event ID buffer
-                            # to the field value.  Otherwise, ignore the field."
-                            if field == "id":
-                                if "\0" not in value:
-                                    id_buffer = value
-                                continue
-                            # Spec: "If the field name is "retry": If the field value
-                            # consists of only ASCII digits, then interpret the field
-                            # value as an integer in base ten, and set the event stream's
-                            # reconnection time to that integer.  Otherwise, ignore the
-                            # field."  (isdigit() alone would accept other digits.)
-                            if field == "retry":
-                                if value.isascii() and value.isdigit():
-                                    # More digits than int() accepts (sys.int_info's
-                                    # str_digits_check_threshold, 4300 by default): a
-                                    # reconnection time beyond 10**4300 ms is ignored.
-                                    with suppress(ValueError):
-                                        self._retry = block_retry = int(value)
-                                continue
-                            # Spec: "Otherwise: The field is ignored."
-                            if field != "data":
-                                continue
+                            # Then the common case: a data line (the spec's rule is below).
+                            # removeprefix() takes one argument, so it skips the argument
+                            # parsing that startswith() with a start index pays, and it
+                            # builds the value without a slice object.
+                            value = line.removeprefix("data: ")
+                            if len(value) == len(line):
+                                value = line.removeprefix("data:")
+                            if len(value) == len(line):
+                                # Spec: "If the line contains a U+003A COLON character (:):
+                                # Collect the characters on the line before the first colon,
+                                # and let field be that string.  Collect the characters on
+                                # the line after the first colon, and let value be that
+                                # string.  If value starts with a U+0020 SPACE character,
+                                # remove it from value."  "Otherwise, the string is not
+                                # empty but does not contain a colon: use the whole line as
+                                # the field name, and the empty string as the field value."
+                                colon = line.find(":")
+                                if colon > 0:
+                                    field = line[:colon]
+                                    value = line[colon + 1 :].removeprefix(" ")
+                                else:
+                                    field = line
+                                    value = ""
+                                if event_start < 0:
+                                    event_start = off - tlen - len(raw)
+                                # Spec: "If the field name is "event": Set the event type
+                                # buffer to field value."
+                                if field == "event":
+                                    event_type = value or "message"
+                                    continue
+                                # Spec: "If the field name is "id": If the field value does
+                                # not contain U+0000 NULL, then set the last event ID buffer
+                                # to the field value.  Otherwise, ignore the field."
+                                if field == "id":
+                                    if "\0" not in value:
+                                        id_buffer = value
+                                    continue
+                                # Spec: "If the field name is "retry": If the field value
+                                # consists of only ASCII digits, then interpret the field
+                                # value as an integer in base ten, and set the event stream's
+                                # reconnection time to that integer.  Otherwise, ignore the
+                                # field."  (isdigit() alone would accept other digits.)
+                                if field == "retry":
+                                    if value.isascii() and value.isdigit():
+                                        # More digits than int() accepts (sys.int_info's
+                                        # str_digits_check_threshold, 4300 by default): a
+                                        # reconnection time beyond 10**4300 ms is ignored.
+                                        with suppress(ValueError):
+                                            self._retry = block_retry = int(value)
+                                    continue
+                                # Spec: "Otherwise: The field is ignored."
+                                if field != "data":
+                                    continue
                         # Spec: "If the field name is "data": Append the field value to
                         # the data buffer, then append a single U+000A LINE FEED (LF)
                         # character."
@@ -580,8 +599,9 @@ def _uniform_runs(window: bytes) -> list[tuple[bytes, bytes]]:
     """
     runs = []
     start = 0
-    n = len(window)
-    while start < n:
+    # Every run found in the loop ends before the window's last line end, so the loop
+    # ends at the "one kind left" or "no lone line end" breaks.
+    while True:
         cr = window.find(b"\r", start)
         lf = window.find(b"\n", start)
         if cr < 0 or lf < 0:

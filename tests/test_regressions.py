@@ -131,3 +131,34 @@ def test_a_proxy_that_never_takes_raw_bytes_is_told_so() -> None:
         conn.receive_data(b"\n")
     assert conn.take_raw() == b"\n" * 5
     conn.receive_data(b"\n")  # accepted again once taken
+
+
+def test_invalid_utf8_in_a_big_data_line_is_reported_at_its_byte() -> None:
+    # Data lines over 64 KiB are decoded without their prefix (memory); the offset of
+    # the bad byte must still count from the start of the stream.
+    data = b"data: ok\n\n" + b"data: " + b"x" * 70_000 + b"\xff" + b"y" * 10 + b"\n\n"
+    for _, chunks in [("whole", [data]), ("split", [data[:40_000], data[40_000:]])]:
+        with pytest.raises(RemoteProtocolError) as info:
+            feed(chunks)
+        assert info.value.offset == data.index(b"\xff")
+        assert info.value.items == [Event(data="ok")]  # type: ignore[attr-defined]
+
+
+def test_a_big_data_line_without_a_space_keeps_its_value_whole() -> None:
+    value = "z" * 70_000
+    items, _ = feed([b"data:" + value.encode() + b"\n\n"])
+    assert items == [Event(data=value), EndOfStream()]
+
+
+def test_next_event_called_through_the_class_behaves_like_the_instance() -> None:
+    # conn.next_event is the parser generator's own __next__ (speed); the method on the
+    # class does the same, error stickiness included.
+    conn = Connection()
+    conn.receive_data(b"data: a\n\ndata: \xff\n\n")
+    assert Connection.next_event(conn) == Event(data="a")
+    with pytest.raises(RemoteProtocolError):
+        conn.next_event()
+    with pytest.raises(RemoteProtocolError):
+        Connection.next_event(conn)
+    fresh = Connection()
+    assert Connection.next_event(fresh) is NEED_DATA
