@@ -30,10 +30,11 @@ from sse_sansio import (
 from .model import MComment, MEnd, MError, MEvent, MItem, ModelResult, interpret, utf8_decode
 from .strategies import BAD_UTF8, chunked, max_event_sizes, streams
 
-# When the CR of an event's dispatching CRLF ends one chunk and its LF starts the next,
-# sse_sansio gives the Event an ``end`` one less than when the CRLF arrives whole.
-# Reported to the lead.  Until it is fixed, chunkings that split a CRLF are compared
-# without spans; set this to True once fixed.
+# When the CR of a CRLF ends one chunk and its LF starts the next, sse_sansio can give
+# the item that line completes an ``end`` one less than when the CRLF arrives whole (an
+# Event at its blank line; a Comment inside an unfinished event).  Reported to the
+# lead.  Until it is fixed, chunkings that split a CRLF are compared without spans; set
+# this to True once fixed.
 CRLF_SPLIT_SPANS_EXACT = False
 
 

@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 # A known difference, mirrored from tests/test_differential.py (see there): the span of
-# an event whose dispatching CRLF is split across chunks.  Set to True once fixed.
+# an item whose CRLF is split across chunks.  Set to True once fixed.
 CRLF_SPLIT_SPANS_EXACT = False
 
 _STATS = {"executions": 0}
