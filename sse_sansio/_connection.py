@@ -26,6 +26,7 @@
 
 from __future__ import annotations
 
+import codecs
 import enum
 import re
 import sys
@@ -298,7 +299,7 @@ class Connection:
                         self._fail(f"event exceeds max_event_size={limit} bytes", deadline)
                     yield NEED_DATA
                     continue
-                yield self._end(b"".join(fragments), off, data_first is not None)
+                yield self._end(fragments, off, data_first is not None)
                 continue
 
             chunk = chunks.popleft()
@@ -556,22 +557,37 @@ class Connection:
 
     # ------------------------------------------------------------------ internals
 
-    def _end(self, tail: bytes, offset: int, partial_event: bool) -> EndOfStream:
-        """The stream ended: the EndOfStream to return on every call from now on."""
+    def _end(self, fragments: list[bytes], offset: int, partial_event: bool) -> EndOfStream:
+        """The stream ended: the EndOfStream to return on every call from now on.
+
+        ``fragments`` is the unterminated last line, which starts at stream ``offset``.
+        """
         if self._eos is None:
             # Spec: "Once the end of the file is reached, any pending data must be
             # discarded.  (If the file ends in the middle of an event, before the final
             # empty line, the incomplete event is not dispatched.)"
-            if self._strict:
-                try:
-                    tail.decode()
-                except UnicodeDecodeError as exc:
-                    self._fail(
-                        f"invalid UTF-8 at end of stream ({exc.reason})",
-                        offset + exc.start,
-                    )
+            if self._strict and fragments:
+                # Strict mode still refuses invalid UTF-8 in what it discards.  The
+                # fragments are checked one by one, never joined: a huge cut line would
+                # otherwise be held twice over.
+                decoder = _utf8_decoder()
+                last = len(fragments) - 1
+                for k, piece in enumerate(fragments):
+                    pending = decoder.getstate()[0]  # an unfinished sequence, carried over
+                    try:
+                        decoder.decode(piece, final=k == last)
+                    except UnicodeDecodeError:
+                        try:
+                            (pending + piece).decode()
+                        except UnicodeDecodeError as exc:
+                            self._fail(
+                                f"invalid UTF-8 at end of stream ({exc.reason})",
+                                offset - len(pending) + exc.start,
+                            )
+                    offset += len(piece)
             raw_bytes = self.take_raw() if self._keep_raw else None
-            self._eos = tuple.__new__(EndOfStream, (len(tail), partial_event, raw_bytes))
+            partial_line = sum(map(len, fragments))
+            self._eos = tuple.__new__(EndOfStream, (partial_line, partial_event, raw_bytes))
         return self._eos
 
     def _fail(self, message: str, offset: int) -> None:
@@ -584,6 +600,9 @@ class Connection:
         assert self._error is not None
         message, offset = self._error
         raise RemoteProtocolError(message, offset=offset)
+
+
+_utf8_decoder: Final = codecs.getincrementaldecoder("utf-8")
 
 
 def _decode_replace(raw: bytes) -> str:
