@@ -60,6 +60,9 @@ DEFAULT_MAX_EVENT_SIZE: Final = 16 * 1024 * 1024
 # the list of lines waiting in a window stays a constant-size allocation.
 WINDOW: Final = 64 * 1024
 
+# The data buffer joins every this many lines into one string (see _parse).
+FOLD_LINES: Final = 256
+
 # Data lines longer than this are decoded without their "data:" prefix (see _parse).
 BIG_LINE: Final = 64 * 1024
 
@@ -267,6 +270,7 @@ class Connection:
         # is a second, the list of all its lines: most events have one data line.
         data_first: str | None = None
         data_lines: list[str] | None = None
+        folded = 0  # how many entries of data_lines are folds of FOLD_LINES lines
         event_type = "message"  # the event type buffer, "" already read as "message"
         id_buffer = last_event_id  # the last event ID buffer
         block_retry = None  # a valid retry value in the current block
@@ -524,8 +528,17 @@ class Connection:
                                 event_start = off - tlen - len(raw)
                         elif data_lines is None:
                             data_lines = [data_first, value]
+                            folded = 0
                         else:
                             data_lines.append(value)
+                            if len(data_lines) - folded >= FOLD_LINES:
+                                # Memory: a str costs about 50 bytes beyond its text, so
+                                # a block of short data lines would take several times
+                                # max_event_size before the limit refused it.  Join the
+                                # lines since the last fold into one; each line is copied
+                                # once more at most, so the cost stays linear.
+                                data_lines[folded:] = ["\n".join(data_lines[folded:])]
+                                folded += 1
 
     # ------------------------------------------------------------------ keep_raw
 
