@@ -6,6 +6,8 @@ import random
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import pytest
+
 from sse_sansio import NEED_DATA, Connection, EndOfStream, ReceivedItem, RemoteProtocolError
 
 
@@ -55,6 +57,14 @@ def feed(chunks: Iterable[bytes], **options: Any) -> tuple[list[ReceivedItem], C
 # corpus has 50-200 KB cases) at this many evenly spread points plus both ends, since
 # every split re-parses the whole input and all points would take minutes.
 EVERY_SPLIT_MAX = 4096
+
+
+def remote_error(chunks: Iterable[bytes], **options: Any) -> tuple[int, list[ReceivedItem]]:
+    """Feed chunks that must fail; return the error offset and every item before it."""
+    with pytest.raises(RemoteProtocolError) as info:
+        feed(chunks, **options)
+    assert str(info.value).endswith(f"at byte offset {info.value.offset}")
+    return info.value.offset, info.value.items  # type: ignore[attr-defined]
 
 
 def chunkings(data: bytes, *, seeds: int = 5) -> Iterator[tuple[str, list[bytes]]]:

@@ -28,7 +28,7 @@ from sse_sansio import (
     RemoteProtocolError,
 )
 
-from .helpers import chunkings, drain, feed
+from .helpers import chunkings, drain, feed, remote_error
 
 END = EndOfStream()
 
@@ -36,29 +36,6 @@ END = EndOfStream()
 def parse(data: bytes, **options: Any) -> list[ReceivedItem]:
     """Items of ``data`` fed whole, then end of stream."""
     return feed([data], **options)[0]
-
-
-def remote_error(chunks: Iterable[bytes], **options: Any) -> tuple[int, list[ReceivedItem]]:
-    """Feed chunks that must fail; return the error offset and every item before it.
-
-    (Pulls item by item itself, so that items returned by the same drain as the error
-    are kept too.)
-    """
-    conn = Connection(**options)
-    items: list[ReceivedItem] = []
-
-    def run() -> None:
-        # Empty chunks are skipped (b"" means end of stream), then the end is sent.
-        for chunk in [*(c for c in chunks if c), b""]:
-            conn.receive_data(chunk)
-            while (item := conn.next_event()) is not NEED_DATA:
-                assert not isinstance(item, EndOfStream), "the stream must fail"
-                items.append(item)
-
-    with pytest.raises(RemoteProtocolError) as info:
-        run()
-    assert str(info.value).endswith(f"at byte offset {info.value.offset}")
-    return info.value.offset, items
 
 
 def error_in_every_chunking(data: bytes, **options: Any) -> tuple[int, list[ReceivedItem]]:

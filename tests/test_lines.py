@@ -24,8 +24,8 @@ from sse_sansio import (
 from .helpers import chunkings, feed
 
 BOM = b"\xef\xbb\xbf"
-# The parser cuts its buffer into pieces of 64 KiB of lines; the tests that straddle
-# piece boundaries only need to know the size, not how the cut is made.
+# The parser splits chunks in windows of 64 KiB; the tests that straddle window
+# boundaries only need to know the size, not how the cut is made.
 PIECE = 64 * 1024
 END = EndOfStream()
 

@@ -29,7 +29,7 @@ from sse_sansio import (
     RemoteProtocolError,
 )
 
-from .helpers import chunkings, feed
+from .helpers import chunkings, feed, remote_error
 
 ROOT = Path(__file__).resolve().parents[1]
 END = EndOfStream()
@@ -39,24 +39,6 @@ def events(chunks: Iterable[bytes], **options: Any) -> list[Event]:
     """Only the events (what the seeds' parsers return)."""
     items, _ = feed(chunks, **options)
     return [item for item in items if isinstance(item, Event)]
-
-
-def failure(chunks: Iterable[bytes], **options: Any) -> tuple[int, list[ReceivedItem]]:
-    """The offset of the RemoteProtocolError that ``chunks`` must raise, and the items
-    returned before it (pulled one by one, so none is lost)."""
-    conn = Connection(**options)
-    items: list[ReceivedItem] = []
-
-    def run() -> None:
-        for chunk in [*(c for c in chunks if c), b""]:
-            conn.receive_data(chunk)
-            while (item := conn.next_event()) is not NEED_DATA:
-                assert not isinstance(item, EndOfStream), "the stream must fail"
-                items.append(item)
-
-    with pytest.raises(RemoteProtocolError) as info:
-        run()
-    return info.value.offset, items
 
 
 # ---------------------------------------------------------------- sse_lab.py, 16 groups
@@ -133,7 +115,7 @@ def test_sse_lab_json_after_event() -> None:
 
 
 def test_sse_lab_invalid_utf8() -> None:
-    assert failure([b"data: \xff\n\n"]) == (6, [])
+    assert remote_error([b"data: \xff\n\n"]) == (6, [])
 
 
 def test_sse_lab_incomplete_utf8() -> None:
@@ -141,12 +123,12 @@ def test_sse_lab_incomplete_utf8() -> None:
     conn = Connection()
     conn.receive_data(b"data: \xe4")
     assert conn.next_event() is NEED_DATA
-    assert failure([b"data: \xe4"]) == (6, [])
+    assert remote_error([b"data: \xe4"]) == (6, [])
 
 
 def test_sse_lab_line_limit() -> None:
     # max_chars=8 on a 13-character line; here 8 bytes, refused at the 9th byte.
-    assert failure([b"data: toolong\n\n"], max_event_size=8) == (8, [])
+    assert remote_error([b"data: toolong\n\n"], max_event_size=8) == (8, [])
     # A line too long is refused before its end arrives.
     conn = Connection(max_event_size=8)
     conn.receive_data(b"data: too")
@@ -158,7 +140,7 @@ def test_sse_lab_event_limit() -> None:
     # Every line fits the limit, the event does not: 5 lines of 8 bytes plus the blank.
     data = b"data: a\ndata: b\ndata: c\ndata: d\ndata: e\n\n"
     assert len(data) == 41
-    assert failure([data], max_event_size=20) == (20, [])
+    assert remote_error([data], max_event_size=20) == (20, [])
     assert events([data], max_event_size=41) == [Event(data="a\nb\nc\nd\ne")]
 
 
@@ -252,21 +234,21 @@ def test_replay_kit_invalid_utf8() -> None:
     data = DEMO.read_bytes()
     broken = data.replace("你".encode(), b"\xe4\xbd\x28", 1)
     offset = data.index("你".encode())
-    assert failure([broken]) == (offset, [])
-    assert failure([broken[i : i + 1] for i in range(len(broken))]) == (offset, [])
+    assert remote_error([broken]) == (offset, [])
+    assert remote_error([broken[i : i + 1] for i in range(len(broken))]) == (offset, [])
 
 
 def test_replay_kit_incomplete_utf8_at_end() -> None:
     data = DEMO.read_bytes() + b"data: \xe7\xac"
-    assert failure([data]) == (len(data) - 2, DEMO_EVENTS)
+    assert remote_error([data]) == (len(data) - 2, DEMO_EVENTS)
 
 
 def test_replay_kit_limits() -> None:
     # The demo's events are 96 and 33 bytes long; the limit leaves out the final LF.
     data = DEMO.read_bytes()
     assert events([data], max_event_size=95) == DEMO_EVENTS
-    assert failure([data], max_event_size=94) == (94, [])
-    assert failure([data], max_event_size=31) == (31, [])
+    assert remote_error([data], max_event_size=94) == (94, [])
+    assert remote_error([data], max_event_size=31) == (31, [])
 
 
 def test_replay_kit_command_line_chunk_size_1() -> None:
