@@ -344,18 +344,20 @@ class Connection:
                 # Every run of a window ends its lines the same way, so the loop below
                 # adds one constant per line.  A stream almost always uses one kind of
                 # line end throughout: the window is then one run.
+                # Each run is split into its lines, with its line end's length.
+                runs: tuple[tuple[list[bytes], int], ...] | list[tuple[list[bytes], int]]
                 if b"\r" not in window:
-                    runs: tuple[tuple[bytes, bytes], ...] | list[tuple[bytes, bytes]]
-                    runs = ((window, b"\n"),)
+                    runs = ((window.split(b"\n"), 1),)
                 elif b"\n" not in window:
-                    runs = ((window, b"\r"),)
-                elif window.count(b"\r") == window.count(b"\n") == window.count(b"\r\n"):
-                    runs = ((window, b"\r\n"),)  # every CR before LF, every LF after CR
+                    runs = ((window.split(b"\r"), 1),)
                 else:
-                    runs = _uniform_runs(window)
+                    lines = window.split(b"\r\n")
+                    if window.count(b"\r") == len(lines) - 1 == window.count(b"\n"):
+                        runs = ((lines, 2),)  # every CR before LF, every LF after CR
+                    else:
+                        runs = [(run.split(sep), len(sep)) for run, sep in _uniform_runs(window)]
                 skip_lf = window[-1] == 13
-                for run, sep in runs:
-                    lines = run.split(sep)
+                for lines, tlen in runs:
                     tail = lines.pop()  # after the run's last line end: a partial line
                     if fragments:
                         if not lines:
@@ -369,7 +371,6 @@ class Connection:
                     if tail:
                         fragments = [tail]
                         partial = len(tail)
-                    tlen = len(sep)
 
                     for raw in lines:
                         off += len(raw) + tlen
