@@ -10,8 +10,8 @@
 # chunks in order, in windows of at most WINDOW bytes, and splits each window into
 # lines with one C-level bytes.split().  CR and LF never occur inside a UTF-8 multibyte
 # sequence, so lines can be cut on bytes and decoded whole.  A line cut by the end of a
-# window waits as fragments, joined once when its line end arrives (so a line arriving
-# a byte at a time is copied once, not once per byte).
+# chunk waits in a bytearray that grows in place (so a line arriving a byte at a time is
+# not copied once per byte).
 #
 # Invariants, and why the whole thing is linear in the bytes received:
 # - Each byte is searched and split a bounded number of times: once in its window, once
@@ -263,8 +263,10 @@ class Connection:
         off = 0  # stream offset of the start of the line being walked
         first = 0  # stream offset of the current block's first line
         deadline = limit  # first + limit: where the block's bytes may not reach past
-        fragments: list[bytes] = []  # the line still arriving, cut at window ends
-        partial = 0  # its length so far
+        # The line still arriving, cut at chunk or window ends.  One bytearray, not a
+        # list of the pieces: a line trickling in by tiny chunks would otherwise cost
+        # a bytes object's header per chunk (1.4 times the line in 128-byte chunks).
+        partial = bytearray()
         skip_lf = False  # the last line ended with CR: an LF next is its CRLF tail
         # The spec's buffers.  The data buffer is kept as its first line and, once there
         # is a second, the list of all its lines: most events have one data line.
@@ -299,11 +301,11 @@ class Connection:
                 if not self._eof:
                     # A line still arriving counts with its bytes so far (and the line
                     # ends before it); complete lines were checked as they were walked.
-                    if partial and off + partial > deadline:
+                    if partial and off + len(partial) > deadline:
                         self._fail(f"event exceeds max_event_size={limit} bytes", deadline)
                     yield NEED_DATA
                     continue
-                yield self._end(fragments, off, data_first is not None)
+                yield self._end(partial, off, data_first is not None)
                 continue
 
             chunk = chunks.popleft()
@@ -312,8 +314,7 @@ class Connection:
             # costs more than the search.  10 is LF, 13 is CR.)
             if 10 not in chunk and 13 not in chunk:
                 # No line end: the line goes on.  The common case with small chunks.
-                fragments.append(chunk)
-                partial += len(chunk)
+                partial += chunk
                 skip_lf = False
                 continue
             size = len(chunk)
@@ -362,18 +363,15 @@ class Connection:
                 skip_lf = window[-1] == 13
                 for lines, tlen in runs:
                     tail = lines.pop()  # after the run's last line end: a partial line
-                    if fragments:
+                    if partial:
                         if not lines:
-                            fragments.append(tail)
-                            partial += len(tail)
+                            partial += tail
                             continue
-                        fragments.append(lines[0])
-                        lines[0] = b"".join(fragments)
-                        fragments = []
-                        partial = 0
+                        partial += lines[0]
+                        lines[0] = bytes(partial)
+                        partial = bytearray()
                     if tail:
-                        fragments = [tail]
-                        partial = len(tail)
+                        partial = bytearray(tail)
 
                     for raw in lines:
                         off += len(raw) + tlen
@@ -574,37 +572,36 @@ class Connection:
 
     # ------------------------------------------------------------------ internals
 
-    def _end(self, fragments: list[bytes], offset: int, partial_event: bool) -> EndOfStream:
+    def _end(self, line: bytearray, offset: int, partial_event: bool) -> EndOfStream:
         """The stream ended: the EndOfStream to return on every call from now on.
 
-        ``fragments`` is the unterminated last line, which starts at stream ``offset``.
+        ``line`` is the unterminated last line, which starts at stream ``offset``.
         """
         if self._eos is None:
             # Spec: "Once the end of the file is reached, any pending data must be
             # discarded.  (If the file ends in the middle of an event, before the final
             # empty line, the incomplete event is not dispatched.)"
-            if self._strict and fragments:
-                # Strict mode still refuses invalid UTF-8 in what it discards.  The
-                # fragments are checked one by one, never joined: a huge cut line would
-                # otherwise be held twice over.
+            if self._strict and line:
+                # Strict mode still refuses invalid UTF-8 in what it discards.  The line
+                # is checked a window at a time, never copied whole: a huge cut line
+                # would otherwise be held twice over.
                 decoder = _utf8_decoder()
-                last = len(fragments) - 1
-                for k, piece in enumerate(fragments):
-                    pending = decoder.getstate()[0]  # an unfinished sequence, carried over
-                    try:
-                        decoder.decode(piece, final=k == last)
-                    except UnicodeDecodeError:
+                with memoryview(line) as view:
+                    for start in range(0, len(line), WINDOW):
+                        piece = view[start : start + WINDOW]
+                        pending = decoder.getstate()[0]  # an unfinished sequence
                         try:
-                            (pending + piece).decode()
-                        except UnicodeDecodeError as exc:
-                            self._fail(
-                                f"invalid UTF-8 at end of stream ({exc.reason})",
-                                offset - len(pending) + exc.start,
-                            )
-                    offset += len(piece)
+                            decoder.decode(piece, final=start + WINDOW >= len(line))
+                        except UnicodeDecodeError:
+                            try:
+                                (pending + piece.tobytes()).decode()
+                            except UnicodeDecodeError as exc:
+                                self._fail(
+                                    f"invalid UTF-8 at end of stream ({exc.reason})",
+                                    offset + start - len(pending) + exc.start,
+                                )
             raw_bytes = self.take_raw() if self._keep_raw else None
-            partial_line = sum(map(len, fragments))
-            self._eos = tuple.__new__(EndOfStream, (partial_line, partial_event, raw_bytes))
+            self._eos = tuple.__new__(EndOfStream, (len(line), partial_event, raw_bytes))
         return self._eos
 
     def _fail(self, message: str, offset: int) -> None:
