@@ -111,7 +111,10 @@ class Event(_Item):
         start: Offset of the event's first field line in the stream (bytes counted from
             the first byte received, BOM included); ``-1`` for an event built by hand.
         end: Offset just past the blank line that dispatched the event; ``-1`` for an
-            event built by hand.
+            event built by hand.  When a chunk ends between the CR and the LF of that
+            line's CRLF, the event is returned at once (never held back for a byte that
+            may not come), so ``end`` stops before the LF; the LF then goes with the
+            next item's ``raw`` or :meth:`Connection.take_raw`.
         raw: With ``Connection(keep_raw=True)``, the exact bytes to forward for this
             event (see ``Connection.take_raw``); otherwise ``None``.
 
@@ -167,7 +170,8 @@ class Comment(_Item):
     Attributes:
         text: The line after its colon, with one leading space removed.
         start: Offset of the comment line in the stream; ``-1`` when built by hand.
-        end: Offset just past the line's terminator; ``-1`` when built by hand.
+        end: Offset just past the line's terminator (before the LF of a CRLF that a
+            chunk end split, as for :attr:`Event.end`); ``-1`` when built by hand.
         raw: With ``Connection(keep_raw=True)``, the bytes to forward with this comment
             (empty when the comment sits inside an unfinished event: its bytes then go
             out with that event); otherwise ``None``.
