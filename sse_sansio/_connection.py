@@ -17,12 +17,19 @@
 # - Each byte is searched and split a bounded number of times: once in its window, once
 #   more in the join of a cut line, once in the rare window that mixes kinds of line end
 #   (where _uniform_runs() finds the runs with forward searches that never go back).
-# - The data buffer is a list of lines joined once, at dispatch.
+# - The data buffer is its lines, joined at dispatch (and every FOLD_LINES lines, so
+#   that short lines' string headers stay a small fraction of it); each line is copied
+#   at most twice.
 # - Lines not yet walked exist for at most one window, and the generator stops at each
 #   item: a huge receive_data() holding a million events never builds a million
 #   objects before the caller asks for them (the pull model is the back-pressure).
 # - Memory held is the queued chunks (what the caller passed and has not drained), one
-#   window, and the event being assembled, which max_event_size bounds.
+#   window, and the event being assembled, which max_event_size bounds; a line is held
+#   once while it arrives, twice for a moment when it ends (bytes, then text).
+#
+# Measured, not guessed: each speed trick below says what it saved, in instructions
+# counted by callgrind (deterministic, unlike time on a shared machine), and
+# benchmarks/ compares the result with the other Python SSE parsers.
 
 from __future__ import annotations
 
