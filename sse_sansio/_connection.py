@@ -369,6 +369,9 @@ class Connection:
                     else:
                         runs = [(run.split(sep), len(sep)) for run, sep in _uniform_runs(window)]
                 skip_lf = window[-1] == 13
+                # Whether a line of this window can pass the limit at all: when none can
+                # (the usual case), each line skips the check.
+                near_limit = off + len(partial) + len(window) > deadline
                 for lines, tlen in runs:
                     tail = lines.pop()  # after the run's last line end: a partial line
                     if partial:
@@ -382,11 +385,12 @@ class Connection:
                         partial = bytearray(tail)
 
                     for raw in lines:
-                        off += len(raw) + tlen
+                        length = len(raw)
+                        off += length + tlen
                         # The line's own line end does not count: a CR that ends a chunk
                         # may yet turn out to be a CRLF, and the limit must not depend on
                         # how the stream was chunked.
-                        if off - tlen > deadline:
+                        if near_limit and off - tlen > deadline:
                             self._fail(f"event exceeds max_event_size={limit} bytes", deadline)
 
                         if not raw:
@@ -436,7 +440,7 @@ class Connection:
                             event_start = -1
                             continue
 
-                        if len(raw) > BIG_LINE and raw[:5] == b"data:":
+                        if length > BIG_LINE and raw[:5] == b"data:":
                             # Memory: a big data line's value is decoded straight from
                             # its bytes, so that the line is never held as bytes, as text
                             # and as the value at once (three times the event, not two).
@@ -483,52 +487,52 @@ class Connection:
                             value = line.removeprefix("data: ")
                             if len(value) == len(line):
                                 value = line.removeprefix("data:")
-                            if len(value) == len(line):
-                                # Spec: "If the line contains a U+003A COLON character (:):
-                                # Collect the characters on the line before the first colon,
-                                # and let field be that string.  Collect the characters on
-                                # the line after the first colon, and let value be that
-                                # string.  If value starts with a U+0020 SPACE character,
-                                # remove it from value."  "Otherwise, the string is not
-                                # empty but does not contain a colon: use the whole line as
-                                # the field name, and the empty string as the field value."
-                                colon = line.find(":")
-                                if colon > 0:
-                                    field = line[:colon]
-                                    value = line[colon + 1 :].removeprefix(" ")
-                                else:
-                                    field = line
-                                    value = ""
-                                if event_start < 0:
-                                    event_start = off - tlen - len(raw)
-                                # Spec: "If the field name is "event": Set the event type
-                                # buffer to field value."
-                                if field == "event":
-                                    event_type = value or "message"
-                                    continue
-                                # Spec: "If the field name is "id": If the field value does
-                                # not contain U+0000 NULL, then set the last event ID buffer
-                                # to the field value.  Otherwise, ignore the field."
-                                if field == "id":
-                                    if "\0" not in value:
-                                        id_buffer = value
-                                    continue
-                                # Spec: "If the field name is "retry": If the field value
-                                # consists of only ASCII digits, then interpret the field
-                                # value as an integer in base ten, and set the event stream's
-                                # reconnection time to that integer.  Otherwise, ignore the
-                                # field."  (isdigit() alone would accept other digits.)
-                                if field == "retry":
-                                    if value.isascii() and value.isdigit():
-                                        # More digits than int() accepts (sys.int_info's
-                                        # str_digits_check_threshold, 4300 by default): a
-                                        # reconnection time beyond 10**4300 ms is ignored.
-                                        with suppress(ValueError):
-                                            self._retry = block_retry = int(value)
-                                    continue
-                                # Spec: "Otherwise: The field is ignored."
-                                if field != "data":
-                                    continue
+                                if len(value) == len(line):
+                                    # Spec: "If the line contains a U+003A COLON character (:):
+                                    # Collect the characters on the line before the first colon,
+                                    # and let field be that string.  Collect the characters on
+                                    # the line after the first colon, and let value be that
+                                    # string.  If value starts with a U+0020 SPACE character,
+                                    # remove it from value."  "Otherwise, the string is not
+                                    # empty but does not contain a colon: use the whole line as
+                                    # the field name, and the empty string as the field value."
+                                    colon = line.find(":")
+                                    if colon > 0:
+                                        field = line[:colon]
+                                        value = line[colon + 1 :].removeprefix(" ")
+                                    else:
+                                        field = line
+                                        value = ""
+                                    if event_start < 0:
+                                        event_start = off - tlen - len(raw)
+                                    # Spec: "If the field name is "event": Set the event type
+                                    # buffer to field value."
+                                    if field == "event":
+                                        event_type = value or "message"
+                                        continue
+                                    # Spec: "If the field name is "id": If the field value does
+                                    # not contain U+0000 NULL, then set the last event ID buffer
+                                    # to the field value.  Otherwise, ignore the field."
+                                    if field == "id":
+                                        if "\0" not in value:
+                                            id_buffer = value
+                                        continue
+                                    # Spec: "If the field name is "retry": If the field value
+                                    # consists of only ASCII digits, then interpret the field
+                                    # value as an integer in base ten, and set the event stream's
+                                    # reconnection time to that integer.  Otherwise, ignore the
+                                    # field."  (isdigit() alone would accept other digits.)
+                                    if field == "retry":
+                                        if value.isascii() and value.isdigit():
+                                            # More digits than int() accepts (sys.int_info's
+                                            # str_digits_check_threshold, 4300 by default): a
+                                            # reconnection time beyond 10**4300 ms is ignored.
+                                            with suppress(ValueError):
+                                                self._retry = block_retry = int(value)
+                                        continue
+                                    # Spec: "Otherwise: The field is ignored."
+                                    if field != "data":
+                                        continue
                         # Spec: "If the field name is "data": Append the field value to
                         # the data buffer, then append a single U+000A LINE FEED (LF)
                         # character."
