@@ -496,13 +496,10 @@ class Connection:
                                     # remove it from value."  "Otherwise, the string is not
                                     # empty but does not contain a colon: use the whole line as
                                     # the field name, and the empty string as the field value."
-                                    colon = line.find(":")
-                                    if colon > 0:
-                                        field = line[:colon]
-                                        value = line[colon + 1 :].removeprefix(" ")
-                                    else:
-                                        field = line
-                                        value = ""
+                                    # (partition() gives exactly that, "" after a missing
+                                    # colon included.)
+                                    field, _, value = line.partition(":")
+                                    value = value.removeprefix(" ")
                                     if event_start < 0:
                                         event_start = off - tlen - len(raw)
                                     # Spec: "If the field name is "event": Set the event type
