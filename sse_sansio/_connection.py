@@ -45,7 +45,7 @@ from typing import Final, Literal
 
 from ._errors import LocalProtocolError, RemoteProtocolError
 from ._events import Comment, EndOfStream, Event
-from ._uniform import uniform_blocks
+from ._uniform import MIN_BLOCKS, uniform_blocks
 
 __all__ = ["DEFAULT_MAX_EVENT_SIZE", "NEED_DATA", "Connection", "NeedData"]
 
@@ -273,6 +273,7 @@ class Connection:
         off = 0  # stream offset of the start of the line being walked
         first = 0  # stream offset of the current block's first line
         deadline = limit  # first + limit: where the block's bytes may not reach past
+        room = limit  # deadline - off, as of the end of the last window
         # The line still arriving, cut at chunk or window ends.  One bytearray, not a
         # list of the pieces: a line trickling in by tiny chunks would otherwise cost
         # a bytes object's header per chunk (1.4 times the line in 128-byte chunks).
@@ -309,10 +310,6 @@ class Connection:
             if not chunks:
                 # Nothing left to split: the stream ended, or we wait for bytes.
                 if not self._eof:
-                    # A line still arriving counts with its bytes so far (and the line
-                    # ends before it); complete lines were checked as they were walked.
-                    if partial and off + len(partial) > deadline:
-                        self._fail(f"event exceeds max_event_size={limit} bytes", deadline)
                     yield NEED_DATA
                     continue
                 yield self._end(partial, off, data_first is not None)
@@ -326,6 +323,10 @@ class Connection:
                 # No line end: the line goes on.  The common case with small chunks.
                 partial += chunk
                 skip_lf = False
+                # A line still arriving counts with its bytes so far (room is what the
+                # block has left after the line ends before it, see below).
+                if len(partial) > room:
+                    self._fail(f"event exceeds max_event_size={limit} bytes", deadline)
                 continue
             size = len(chunk)
             cut = 0
@@ -395,7 +396,7 @@ class Connection:
                     # (a list iterator's __setstate__ sets its index).  Not in keep_raw
                     # mode (its items carry their bytes), not when a line of the window
                     # may pass the limit, not when the run is too short to be worth it.
-                    batching = len(lines) > 24 and not (keep_raw or near_limit)
+                    batching = len(lines) >= 2 * MIN_BLOCKS and not (keep_raw or near_limit)
                     walk = iter(lines)
                     for raw in walk:
                         length = len(raw)
@@ -582,6 +583,13 @@ class Connection:
                                 # once more at most, so the cost stays linear.
                                 data_lines[folded:] = ["\n".join(data_lines[folded:])]
                                 folded += 1
+                # Complete lines were checked as they were walked; the line the window
+                # leaves unfinished is checked here and, while it goes on, by the
+                # no-line-end branch above against room (one comparison per chunk).
+                # (room may be below zero by a line end, which does not count.)
+                room = deadline - off
+                if partial and len(partial) > room:
+                    self._fail(f"event exceeds max_event_size={limit} bytes", deadline)
 
     # ------------------------------------------------------------------ keep_raw
 

@@ -91,11 +91,14 @@ def uniform_blocks(
     for column in range(pos, pos + period - 1):
         cells = lines[column : pos + count * period : period]
         line = cells[0]
-        colon = line.find(b":") + 1  # 0 if there is none: no kind has an empty prefix
-        if line[colon : colon + 1] == b" ":
-            colon += 1
-        prefix = line[:colon]
-        kind = _KINDS.get(prefix)
+        prefix = line[:6]
+        kind = _KINDS.get(prefix)  # "data: " and "event:" at once, the usual prefixes
+        if kind is None or (prefix == b"event:" and line[6:7] == b" "):
+            colon = line.find(b":") + 1  # 0 if there is none: no kind has an empty prefix
+            if line[colon : colon + 1] == b" ":
+                colon += 1
+            prefix = line[:colon]
+            kind = _KINDS.get(prefix)
         if kind is None or (not kind[0] and period > 2):
             return None  # id, retry, other fields, or a comment inside an event
         if not all(map(bytes.startswith, cells, kind[2])) or (
@@ -139,14 +142,16 @@ def uniform_blocks(
         bounds = list(accumulate(map(add, sizes, steps), initial=off))
         starts = bounds[:-1]
         ends = bounds[1:]
+        # (zip() without strict=: parsing that keyword costs as much as zip() itself.
+        # The repeat()s are endless; the other inputs have one entry per block.)
         items: list[Event] | list[Comment]
         if comments is not None:
             # A comment ends with its own line end; its blank line belongs to no item.
-            fields = zip(comments, starts, map(sub, ends, _SMALL[tlen]), _NONES, strict=False)
+            fields = zip(comments, starts, map(sub, ends, _SMALL[tlen]), _NONES)  # noqa: B905
             items = list(map(_new, _COMMENTS, fields))
         else:
             values = data[0] if len(data) == 1 else map("\n".join, zip(*data, strict=True))
-            fields = zip(types, values, repeat(last_id), _NONES, starts, ends, _NONES, strict=False)
+            fields = zip(types, values, repeat(last_id), _NONES, starts, ends, _NONES)
             items = list(map(_new, _EVENTS, fields))
     except UnicodeDecodeError:
         return None  # strict mode: the line loop reports where
