@@ -268,6 +268,9 @@ class Connection:
         errors = "strict" if strict else "replace"
         decode = bytes.decode if self._strict else _decode_replace
         keep_raw = self._keep_raw
+        # The fewest lines a run needs before uniform_blocks() is tried (never in
+        # keep_raw mode, whose items carry their bytes).
+        batch_from = _NO_LIMIT if keep_raw else 2 * MIN_BLOCKS
         new = tuple.__new__
         last_id = last_event_id  # what self._last_event_id holds
         off = 0  # stream offset of the start of the line being walked
@@ -396,7 +399,7 @@ class Connection:
                     # (a list iterator's __setstate__ sets its index).  Not in keep_raw
                     # mode (its items carry their bytes), not when a line of the window
                     # may pass the limit, not when the run is too short to be worth it.
-                    batching = len(lines) >= 2 * MIN_BLOCKS and not (keep_raw or near_limit)
+                    batching = len(lines) >= batch_from and not near_limit
                     walk = iter(lines)
                     for raw in walk:
                         length = len(raw)
