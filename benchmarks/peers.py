@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
 from sse_sansio import NEED_DATA, Comment, Connection, EndOfStream, Event
 
-__all__ = ["PEERS", "Peer", "Sink", "available", "floor"]
+__all__ = ["FLOORS", "PEERS", "Peer", "Sink", "available", "drain_floor", "floor"]
 
 Sink = Callable[[Any], None]
 Item = tuple[str, str, str]
@@ -120,6 +121,52 @@ def floor(chunks: Iterable[bytes], sink: Sink) -> None:
 
 def _floor() -> Callable[[Iterable[bytes], Sink], None]:
     return floor
+
+
+class _Unparsed:
+    """A Connection that parses nothing: what the drain loop alone costs.
+
+    Its ``receive_data()`` only queues, as sse_sansio's does for a chunk of bytes, and
+    its ``next_event()`` is a generator's ``__next__`` that drops what was queued and
+    returns ``NEED_DATA``.  Any parser behind this API pays at least this per chunk.
+    """
+
+    def __init__(self) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._plain = True
+        self.next_event = self._drop().__next__
+
+    def receive_data(self, data: bytes) -> None:
+        if type(data) is bytes and data and self._plain:
+            self._chunks.append(data)
+
+    def _drop(self) -> Iterator[object]:
+        chunks = self._chunks
+        while True:
+            chunks.clear()
+            yield NEED_DATA
+
+
+def drain_floor(chunks: Iterable[bytes], sink: Sink) -> None:
+    """The drain loop from the README around a connection that parses nothing.
+
+    Calls ``sink`` once, at the end, with the number of chunks.
+    """
+    conn = _Unparsed()
+    n = 0
+    for chunk in chunks:
+        conn.receive_data(chunk)
+        n += 1
+        while True:
+            item = conn.next_event()
+            if item is NEED_DATA:
+                break
+            sink(item)  # never reached: nothing is parsed
+    sink(n)
+
+
+def _drain_floor() -> Callable[[Iterable[bytes], Sink], None]:
+    return drain_floor
 
 
 # --------------------------------------------------------------------------- httpx-sse
@@ -339,7 +386,19 @@ PEERS: tuple[Peer, ...] = (
         "Decoder().decode(chunk), then decode(final=True)",
     ),
     Peer("floor", "", "", _floor, lambda n: None, False, "bytes.split(b'\\n') + decode"),
+    Peer(
+        "drain floor",
+        "",
+        "",
+        _drain_floor,
+        lambda n: None,
+        False,
+        "the drain loop around a Connection that parses nothing",
+    ),
 )
+
+#: Rows that are not parsers: lower bounds, shown for scale, never the fastest peer.
+FLOORS = frozenset({"floor", "drain floor"})
 
 
 def available(peer: Peer) -> tuple[Callable[[Iterable[bytes], Sink], None] | None, str]:

@@ -46,7 +46,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import peers as peers_mod  # noqa: E402
 from benchmarks import workloads as wl  # noqa: E402
-from benchmarks.peers import PEERS, Peer  # noqa: E402
+from benchmarks.peers import FLOORS, PEERS, Peer  # noqa: E402
 
 Parse = Callable[[Iterable[bytes], Callable[[Any], None]], None]
 
@@ -121,6 +121,9 @@ def check(
     if peer.name == "floor":
         ok = out == [workload.n_lines]
         return (None if ok else f"{out} lines, expected {workload.n_lines}"), elapsed
+    if peer.name == "drain floor":
+        ok = out == [len(chunks)]
+        return (None if ok else f"{out} chunks, expected {len(chunks)}"), elapsed
     got = [item for item in map(peer.to_items, out) if item is not None]
     expected = workload.items if peer.comments else workload.events
     if got == expected:
@@ -153,7 +156,7 @@ class Cell:
     def fastest_peer(self) -> tuple[str, float] | None:
         best: tuple[str, float] | None = None
         for name in self.times:
-            if name in ("sse_sansio", "floor"):
+            if name == "sse_sansio" or name in FLOORS:
                 continue
             t = self.median(name)
             if t is not None and (best is None or t < best[1]):
@@ -568,7 +571,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--peers",
         default=",".join(p.name for p in PEERS),
-        help="comma-separated parser names (sse_sansio and floor are always included)",
+        help="comma-separated parser names (sse_sansio and the floors are always included)",
     )
     ap.add_argument(
         "--chunks",
@@ -616,7 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     time_box = args.time_box or (60.0 if args.quick else 360.0)
     # Most of the time goes to the cells; scaling and memory take the rest.
     cell_seconds = time_box * 0.8 / max(1, len(names) * len(chunk_sizes))
-    wanted = {n.strip() for n in args.peers.split(",")} | {"sse_sansio", "floor"}
+    wanted = {n.strip() for n in args.peers.split(",")} | {"sse_sansio", *FLOORS}
     unknown = wanted - {p.name for p in PEERS}
     if unknown:
         raise SystemExit(f"unknown parser(s) {sorted(unknown)}")
@@ -669,7 +672,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         big = wl.build("big", quick=args.quick)
         chunks = wl.chunked(big.stream, MEMORY_CHUNK)
         for peer, parse in parsers:
-            if peer.name == "floor":
+            if peer.name in FLOORS:
                 continue
             peak = peak_memory(parse, chunks, 5 * budget)
             memory.append((peer.name, big.note, peak, big.largest_block))

@@ -11,7 +11,10 @@
 # lines with one C-level bytes.split().  CR and LF never occur inside a UTF-8 multibyte
 # sequence, so lines can be cut on bytes and decoded whole.  A line cut by the end of a
 # chunk waits in a bytearray that grows in place (so a line arriving a byte at a time is
-# not copied once per byte).
+# not copied once per byte).  Where a window holds a run of blocks of one shape (the
+# usual LLM stream: "data: {json}" blocks, or "event:" and "data:" pairs, or ": ping"
+# keep-alives), uniform_blocks() in _uniform.py reads the run column by column with
+# C-level iterators, and the line loop goes on after it.
 #
 # Invariants, and why the whole thing is linear in the bytes received:
 # - Each byte is searched and split a bounded number of times: once in its window, once
@@ -21,8 +24,9 @@
 #   that short lines' string headers stay a small fraction of it); each line is copied
 #   at most twice.
 # - Lines not yet walked exist for at most one window, and the generator stops at each
-#   item: a huge receive_data() holding a million events never builds a million
-#   objects before the caller asks for them (the pull model is the back-pressure).
+#   item, or at each run of at most BATCH_BLOCKS items read at once: a huge
+#   receive_data() holding a million events never builds a million objects before the
+#   caller asks for them (the pull model is the back-pressure).
 # - Memory held is the queued chunks (what the caller passed and has not drained), one
 #   window, and the event being assembled, which max_event_size bounds; a line is held
 #   once while it arrives, twice for a moment when it ends (bytes, then text).
@@ -248,7 +252,9 @@ class Connection:
         a :class:`Comment` for each comment line, and, once the stream has ended and
         every complete item has been returned, an :class:`EndOfStream`, again on every
         later call.  Call it until it returns ``NEED_DATA`` (feed more bytes) or an
-        ``EndOfStream`` (stop): it parses only as far as the item it returns.
+        ``EndOfStream`` (stop): it parses only as far as the item it returns (or, in a run
+        of same-shaped blocks, at most 128 items ahead; the connection's state and any
+        error still come in stream order).
 
         Raises:
             RemoteProtocolError: the peer sent invalid UTF-8 (strict mode) or an event
@@ -369,12 +375,16 @@ class Connection:
                 elif 10 not in window:
                     runs = ((window.split(b"\r"), 1),)
                 else:
-                    lines = window.split(b"\r\n")
-                    # Every CR before LF, every LF after CR: no line holds a CR or LF.
-                    # (Searching the joined lines with memchr costs a fraction of
-                    # what count(b"\r") and count(b"\n") on the window did.)
-                    joined = b"".join(lines)
-                    if 13 not in joined and 10 not in joined:
+                    # bytes.splitlines() cuts at CR, LF and CRLF alike (only these, for
+                    # bytes) in one pass, faster than split(b"\r\n"); the window is
+                    # all CRLF when every cut took two bytes.  Like split(), the list
+                    # then ends with what follows the last line end.
+                    # (A CR at the end may be half a CRLF: the mixed case below.)
+                    lines = window.splitlines()
+                    last = window[-1]
+                    if last == 10:
+                        lines.append(b"")
+                    if last != 13 and sum(map(len, lines)) + 2 * len(lines) - 2 == len(window):
                         runs = ((lines, 2),)
                     else:
                         runs = [(run.split(sep), len(sep)) for run, sep in _uniform_runs(window)]

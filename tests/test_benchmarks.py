@@ -129,6 +129,16 @@ def test_floor_counts_lines(name: str, chunk: int) -> None:
     assert out == [work.stream.count(b"\n")]
 
 
+@pytest.mark.parametrize("chunk", CHUNKINGS)
+def test_drain_floor_counts_chunks(chunk: int) -> None:
+    work = workloads.build("llm", tiny=True)
+    chunks = workloads.chunked(work.stream, chunk)
+    out: list[Any] = []
+    peers.drain_floor(chunks, out.append)
+    assert out == [len(chunks)]
+    assert len(chunks) > 1 or chunk == 0
+
+
 # The peers are benchmark dependencies (benchmarks/requirements.txt), and the benchmark
 # itself checks every peer's output before timing it.  Here only the peers installed in
 # the test environment are checked (the test extra has httpx-sse and sseclient-py):
@@ -136,7 +146,9 @@ def test_floor_counts_lines(name: str, chunk: int) -> None:
 INSTALLED_PEERS = [
     p
     for p in PEERS
-    if p.name not in ("sse_sansio", "floor") and importlib.util.find_spec(p.module) is not None
+    if p.name != "sse_sansio"
+    and p.name not in peers.FLOORS
+    and importlib.util.find_spec(p.module) is not None
 ]
 
 

@@ -230,3 +230,14 @@ def test_invalid_utf8_in_a_run_is_reported_where_it_is() -> None:
     splits = [[c for c in chunks if c] for _, chunks in chunkings(stream, seeds=2)]
     for errors in ("strict", "replace"):
         check(stream, splits, errors=errors, max_event_size=None)
+
+
+def test_the_documented_read_ahead_is_the_real_one() -> None:
+    # README and next_event()'s docstring promise how far ahead a run may be read.
+    from pathlib import Path
+
+    from sse_sansio import Connection
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert f"at most {BATCH_BLOCKS} items ahead" in " ".join(readme.split())
+    assert f"at most {BATCH_BLOCKS} items ahead" in " ".join(Connection.next_event.__doc__.split())
