@@ -240,4 +240,5 @@ def test_the_documented_read_ahead_is_the_real_one() -> None:
 
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     assert f"at most {BATCH_BLOCKS} items ahead" in " ".join(readme.split())
-    assert f"at most {BATCH_BLOCKS} items ahead" in " ".join(Connection.next_event.__doc__.split())
+    docstring = Connection.next_event.__doc__ or ""
+    assert f"at most {BATCH_BLOCKS} items ahead" in " ".join(docstring.split())
