@@ -79,6 +79,10 @@ FOLD_LINES: Final = 256
 # Data lines longer than this are decoded without their "data:" prefix (see _parse).
 BIG_LINE: Final = 64 * 1024
 
+# A line still arriving moves to an exact-size bytes object every this many bytes
+# (see _parse).
+SPILL: Final = 256 * 1024
+
 _BOM: Final = b"\xef\xbb\xbf"
 _NO_LIMIT: Final = sys.maxsize
 # A line end that is not part of a CRLF: a CR not followed by LF, an LF not after CR.
@@ -286,7 +290,13 @@ class Connection:
         # The line still arriving, cut at chunk or window ends.  One bytearray, not a
         # list of the pieces: a line trickling in by tiny chunks would otherwise cost
         # a bytes object's header per chunk (1.4 times the line in 128-byte chunks).
+        # Each SPILL bytes of it move to spilled as one exact-size bytes object, so
+        # that the bytearray's growth slack (an eighth) stays a constant: a big line is
+        # then held once as it arrives and twice, never more, when it ends.
         partial = bytearray()
+        spilled: list[bytes] = []
+        spilled_len = 0
+        watch = min(room, SPILL)  # the length of partial that calls for a look
         skip_lf = False  # the last line ended with CR: an LF next is its CRLF tail
         # The spec's buffers.  The data buffer is kept as its first line and, once there
         # is a second, the list of all its lines: most events have one data line.
@@ -321,7 +331,7 @@ class Connection:
                 if not self._eof:
                     yield NEED_DATA
                     continue
-                yield self._end(partial, off, data_first is not None)
+                yield self._end([*spilled, partial], off, data_first is not None)
                 continue
 
             chunk = chunks.popleft()
@@ -334,8 +344,9 @@ class Connection:
                 skip_lf = False
                 # A line still arriving counts with its bytes so far (room is what the
                 # block has left after the line ends before it, see below).
-                if len(partial) > room:
-                    self._fail(f"event exceeds max_event_size={limit} bytes", deadline)
+                if len(partial) > watch:
+                    spilled_len = self._spill(partial, spilled, spilled_len, room, deadline)
+                    watch = min(room - spilled_len, SPILL)
                 continue
             size = len(chunk)
             cut = 0
@@ -363,6 +374,8 @@ class Connection:
                             deadline = off + limit
                         if self._safe_end == off - 1:
                             self._safe_end = off
+                        room = deadline - off
+                        watch = min(room - spilled_len, SPILL)
                         if not window:
                             continue
                 # Every run of a window ends its lines the same way, so the loop below
@@ -391,15 +404,20 @@ class Connection:
                 skip_lf = window[-1] == 13
                 # Whether a line of this window can pass the limit at all: when none can
                 # (the usual case), each line skips the check.
-                near_limit = off + len(partial) + len(window) > deadline
+                near_limit = off + spilled_len + len(partial) + len(window) > deadline
                 for lines, tlen in runs:
                     tail = lines.pop()  # after the run's last line end: a partial line
-                    if partial:
+                    if partial or spilled_len:
                         if not lines:
                             partial += tail
                             continue
-                        partial += lines[0]
-                        lines[0] = bytes(partial)
+                        if spilled_len:
+                            lines[0] = b"".join([*spilled, partial, lines[0]])
+                            spilled.clear()
+                            spilled_len = 0
+                        else:
+                            partial += lines[0]
+                            lines[0] = bytes(partial)
                         partial = bytearray()
                     if tail:
                         partial = bytearray(tail)
@@ -601,8 +619,12 @@ class Connection:
                 # no-line-end branch above against room (one comparison per chunk).
                 # (room may be below zero by a line end, which does not count.)
                 room = deadline - off
-                if partial and len(partial) > room:
-                    self._fail(f"event exceeds max_event_size={limit} bytes", deadline)
+                watch = room - spilled_len
+                if watch > SPILL:
+                    watch = SPILL
+                if partial and len(partial) > watch:
+                    spilled_len = self._spill(partial, spilled, spilled_len, room, deadline)
+                    watch = min(room - spilled_len, SPILL)
 
     # ------------------------------------------------------------------ keep_raw
 
@@ -634,37 +656,57 @@ class Connection:
 
     # ------------------------------------------------------------------ internals
 
-    def _end(self, line: bytearray, offset: int, partial_event: bool) -> EndOfStream:
+    def _end(self, line: list[bytes | bytearray], offset: int, partial_event: bool) -> EndOfStream:
         """The stream ended: the EndOfStream to return on every call from now on.
 
-        ``line`` is the unterminated last line, which starts at stream ``offset``.
+        ``line`` is the unterminated last line, in pieces; it starts at stream
+        ``offset``.
         """
         if self._eos is None:
+            length = sum(map(len, line))
             # Spec: "Once the end of the file is reached, any pending data must be
             # discarded.  (If the file ends in the middle of an event, before the final
             # empty line, the incomplete event is not dispatched.)"
-            if self._strict and line:
+            if self._strict and length:
                 # Strict mode still refuses invalid UTF-8 in what it discards.  The line
                 # is checked a window at a time, never copied whole: a huge cut line
                 # would otherwise be held twice over.
                 decoder = _utf8_decoder()
-                with memoryview(line) as view:
-                    for start in range(0, len(line), WINDOW):
-                        piece = view[start : start + WINDOW]
-                        pending = decoder.getstate()[0]  # an unfinished sequence
-                        try:
-                            decoder.decode(piece, final=start + WINDOW >= len(line))
-                        except UnicodeDecodeError:
+                done = 0  # bytes of the line checked so far
+                for part in line:
+                    with memoryview(part) as view:
+                        for start in range(0, len(part), WINDOW):
+                            piece = view[start : start + WINDOW]
+                            pending = decoder.getstate()[0]  # an unfinished sequence
                             try:
-                                (pending + piece.tobytes()).decode()
-                            except UnicodeDecodeError as exc:
-                                self._fail(
-                                    f"invalid UTF-8 at end of stream ({exc.reason})",
-                                    offset + start - len(pending) + exc.start,
-                                )
+                                decoder.decode(piece, final=done + len(piece) == length)
+                            except UnicodeDecodeError:
+                                try:
+                                    (pending + piece.tobytes()).decode()
+                                except UnicodeDecodeError as exc:
+                                    self._fail(
+                                        f"invalid UTF-8 at end of stream ({exc.reason})",
+                                        offset + done - len(pending) + exc.start,
+                                    )
+                            done += len(piece)
             raw_bytes = self.take_raw() if self._keep_raw else None
-            self._eos = tuple.__new__(EndOfStream, (len(line), partial_event, raw_bytes))
+            self._eos = tuple.__new__(EndOfStream, (length, partial_event, raw_bytes))
         return self._eos
+
+    def _spill(
+        self, partial: bytearray, spilled: list[bytes], spilled_len: int, room: int, end: int
+    ) -> int:
+        """The line still arriving grew past the block's room or SPILL bytes.
+
+        Past the room, the event is too big.  Otherwise its bytes so far move to
+        ``spilled`` as one exact-size copy and ``partial`` starts afresh.  Returns the
+        new length of ``spilled``.
+        """
+        if spilled_len + len(partial) > room:
+            self._fail(f"event exceeds max_event_size={self._limit} bytes", end)
+        spilled.append(bytes(partial))
+        partial.clear()  # in place: the caller's name for it stays valid
+        return spilled_len + len(spilled[-1])
 
     def _fail(self, message: str, offset: int) -> None:
         self._error = (f"{message} at byte offset {offset}", offset)

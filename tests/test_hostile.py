@@ -232,3 +232,56 @@ def test_unusual_characters_round_trip(text: str) -> None:
     comment = Comment(text=text)
     outcome = assert_chunking_invariant(serialize(event) + serialize(comment), seeds=2)
     assert outcome.results == [event, comment, EndOfStream()]
+
+
+# --------------------------------------------------------------------------- big lines
+
+SPILL = 256 * 1024
+
+
+def _big_line_chunkings(stream: bytes) -> list[list[bytes]]:
+    """Chunkings of a line past SPILL: small, odd-sized and big chunks, and ones that end
+    the line's text exactly at a chunk end (its line end then starts the next chunk)."""
+    line_end = stream.index(b"\n") if b"\n" in stream else len(stream)
+    out = [[stream]]
+    for size in (4093, 65536, SPILL + 1):
+        out.append([stream[i : i + size] for i in range(0, len(stream), size)])
+    out.append([stream[:line_end], stream[line_end:]])
+    out.append([stream[i : min(i + 4096, line_end)] for i in range(0, line_end, 4096)])
+    out[-1].append(stream[line_end:])
+    return [[c for c in chunks if c] for chunks in out]
+
+
+@pytest.mark.parametrize(
+    ("name", "stream"),
+    [
+        ("ascii", b"data: " + b"a" * (3 * SPILL) + b"\n\ndata: next\n\n"),
+        # Three-byte characters: spills cut them at every possible byte.
+        ("cjk", b"data: " + "中".encode() * SPILL + b"\n\n"),
+        ("bad byte early", b"data: " + b"a" * 1000 + b"\xff" + b"a" * (2 * SPILL) + b"\n\n"),
+        ("bad byte late", b"data: ok\n\ndata: " + b"a" * (2 * SPILL) + b"\xc3(\n\n"),
+        ("cut at the end", b"data: " + "é".encode() * SPILL + b"\xe4\xb8"),
+        ("bad and cut at the end", b": " + b"a" * (SPILL + 5) + b"\xff" + b"a" * SPILL),
+        ("comment", b": " + b"b" * (2 * SPILL) + b"\r\n\r\ndata: x\r\n\r\n"),
+    ],
+)
+def test_big_lines_agree_with_the_model(name: str, stream: bytes) -> None:
+    from .test_differential import check
+
+    splits = _big_line_chunkings(stream)
+    for errors in ("strict", "replace"):
+        check(stream, splits, errors=errors, max_event_size=None)
+    for limit in (SPILL - 1, SPILL + 7, 2 * SPILL + 6, len(stream)):
+        check(stream, splits, errors="strict", max_event_size=limit)
+
+
+def test_a_crlf_split_across_chunks_counts_toward_the_limit_of_the_next_line() -> None:
+    # The LF that completes a CRLF arrives alone; the line after it is cut off by the
+    # end of the stream, one byte within, at or past the limit.
+    from .test_differential import check
+
+    for n in range(3):
+        stream = b"data: a\r\n" + b"data: " + b"b" * (10 + n)
+        bytewise = [stream[i : i + 1] for i in range(9, len(stream))]
+        splits = [[b"data: a\r", b"\n", stream[9:]], [b"data: a\r", b"\n", *bytewise]]
+        check(stream, splits, errors="strict", max_event_size=25)
