@@ -322,6 +322,11 @@ class Connection:
             off = first = 3  # offsets count the BOM; the first block starts after it
             deadline = first + limit
             self._safe_end = 3  # keep_raw: the BOM alone is safe to forward
+        elif len(head) < 3 and _BOM.startswith(head):
+            # The stream ended inside what may have been a BOM: not a line yet, so the
+            # limit does not apply (strict mode refuses it as a cut sequence).
+            partial += head
+            head = b""
         if head:
             chunks.appendleft(head)
 
