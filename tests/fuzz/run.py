@@ -300,6 +300,11 @@ def seed_inputs() -> list[bytes]:
         b"\xef\xbb\xbfdata: a\r\n\r\n: c\rretry: 10\nid: 1\n\n",
         b"event: x\ndata\ndata:\n\ndata: \xff\xc3\n\n",
         b"data: 1\r\r\r\ndata: 2\n\n" * 3,
+        # Runs of one block shape, for the fast path in sse_sansio/_uniform.py.
+        b"data: {}\n\n" * 20,
+        b"event: e\ndata: \xe4\xb8\xad\n\n" * 12 + b"event:\ndata: x\n\n",
+        b": ping\r\n\r\n" * 20 + b"data: x\r\n\r\n",
+        b"data:a\rdata: b\r\r" * 10 + b"id: 1\r\r",
     ]
     seeds = []
     for i, stream in enumerate(streams):
