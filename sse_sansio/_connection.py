@@ -347,8 +347,9 @@ class Connection:
                 # No line end: the line goes on.  The common case with small chunks.
                 partial += chunk
                 skip_lf = False
-                # A line still arriving counts with its bytes so far (room is what the
-                # block has left after the line ends before it, see below).
+                # A line still arriving counts with its bytes so far.  Past watch (the
+                # room the block has left after the lines before it, or SPILL if that
+                # is less), _spill() refuses the event or moves the bytes to spilled.
                 if len(partial) > watch:
                     spilled_len = self._spill(partial, spilled, spilled_len, room, deadline)
                     watch = min(room - spilled_len, SPILL)
@@ -621,7 +622,7 @@ class Connection:
                                 folded += 1
                 # Complete lines were checked as they were walked; the line the window
                 # leaves unfinished is checked here and, while it goes on, by the
-                # no-line-end branch above against room (one comparison per chunk).
+                # no-line-end branch above against watch (one comparison per chunk).
                 # (room may be below zero by a line end, which does not count.)
                 room = deadline - off
                 watch = room - spilled_len
