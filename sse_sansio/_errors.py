@@ -20,6 +20,10 @@ __all__ = ["LocalProtocolError", "ProtocolError", "RemoteProtocolError"]
 class ProtocolError(Exception):
     """Base class of sse_sansio's errors; catch it, don't raise it."""
 
+    # Tracebacks and reprs name the public path, not this private module; the
+    # subclasses set it too (a class attribute is not inherited as a module).
+    __module__ = "sse_sansio"
+
     def __init__(self, msg: str) -> None:
         if type(self) is ProtocolError:
             raise TypeError("tried to raise ProtocolError directly; raise a subclass")
@@ -28,6 +32,8 @@ class ProtocolError(Exception):
 
 class LocalProtocolError(ProtocolError):
     """The caller misused the API or asked for an invalid item; no state changed."""
+
+    __module__ = "sse_sansio"
 
 
 class RemoteProtocolError(ProtocolError):
@@ -38,6 +44,8 @@ class RemoteProtocolError(ProtocolError):
             BOM included) where the problem lies: the first invalid byte, or the first
             byte beyond the size limit.
     """
+
+    __module__ = "sse_sansio"
 
     def __init__(self, msg: str, *, offset: int) -> None:
         super().__init__(msg)

@@ -29,23 +29,79 @@ __all__ = ["Comment", "EndOfStream", "Event", "ReceivedItem"]
 _new = tuple.__new__
 
 
-def _check_str(owner: str, name: str, value: object, forbidden: str = "") -> None:
-    if not isinstance(value, str):
+def _text(owner: str, name: str, value: object, forbidden: str = "") -> str:
+    """``value`` as an exact ``str``, checked; LocalProtocolError when it is not one.
+
+    A subclass of str is copied to a plain str before it is checked, so that what is
+    checked is what is stored and written: a subclass's ``__contains__``, ``__format__``
+    or ``__str__`` could otherwise pass the check and write something else.
+    """
+    if not issubclass(type(value), str):
         raise LocalProtocolError(f"{owner}.{name} must be str, not {type(value).__name__}")
+    text = str.__str__(value)
     for char in forbidden:
-        if char in value:
+        if char in text:
             # CR or LF would start a new line when serialized (newline injection);
             # a parser never produces them here, so such an item is a bug upstream.
-            raise LocalProtocolError(f"{owner}.{name} may not contain {char!r}: {value!r}")
+            raise LocalProtocolError(f"{owner}.{name} may not contain {char!r}: {text!r}")
+    return text
 
 
-def _too_long(number: int) -> bool:
-    """More digits than str() may write (sys.int_info's str_digits_check_threshold)."""
+def _count(owner: str, name: str, value: object, what: str) -> int:
+    """``value`` as an exact non-negative ``int`` (bool refused), or LocalProtocolError.
+
+    ``int.__index__`` copies an int subclass to a plain int, whose ``__str__`` and
+    comparisons are int's own.
+    """
+    cls = type(value)
+    if issubclass(cls, int) and not issubclass(cls, bool):
+        number = int.__index__(value)  # type: ignore[arg-type]
+        if number >= 0:
+            return number
+    raise LocalProtocolError(f"{owner}.{name} must be a non-negative int{what}, not {value!r}")
+
+
+def _retry(value: object) -> int | None:
+    """A valid ``retry``: None or an exact non-negative int that str() can write."""
+    if value is None:
+        return None
+    number = _count("Event", "retry", value, " or None")
+    if _digits(number) is None:
+        # A parser never produces it (it ignores such values) and str() refuses it.
+        raise LocalProtocolError("Event.retry has too many digits to be written")
+    return number
+
+
+def _digits(number: int) -> str | None:
+    """The decimal digits of an exact int, or None when they are more than str() may
+    write (sys.int_info's str_digits_check_threshold)."""
     try:
-        str(number)
+        return int.__repr__(number)
     except ValueError:
-        return True
-    return False
+        return None
+
+
+def _event_values(
+    type: object, data: object, id: object, retry: object
+) -> tuple[str, str, str, int | None]:
+    """An event's value fields as exact, checked values: what Event() stores and what
+    serialize() writes (it checks again: an item made by ``tuple.__new__`` or from a
+    pickle never went through the constructor)."""
+    event_type = _text("Event", "type", type, "\r\n")
+    if not event_type:
+        # A parser never produces it: an empty event type buffer means "message".
+        raise LocalProtocolError('Event.type may not be empty (the default is "message")')
+    return (
+        event_type,
+        _text("Event", "data", data),
+        _text("Event", "id", id, "\r\n\0"),
+        _retry(retry),
+    )
+
+
+def _comment_text(text: object) -> str:
+    """A comment's text as an exact, checked str (for Comment() and serialize())."""
+    return _text("Comment", "text", text, "\r\n")
 
 
 def _field(index: int, doc: str) -> Any:
@@ -122,8 +178,13 @@ class Event(_Item):
     """
 
     __slots__ = ()
+    __module__ = "sse_sansio"
+    # Positional class patterns (``case Event(t, d)``) and, because the class says how it
+    # matches, keyword ones for pyright too, which otherwise treats a tuple subclass as
+    # the builtin tuple and allows only one positional sub-pattern.
+    __match_args__ = ("type", "data", "id", "retry")
     _n_values = 4
-    _repr_fields = ("type", "data", "id", "retry")
+    _repr_fields = __match_args__
 
     type: str = _field(0, "The event type (``'message'`` by default).")
     data: str = _field(1, "The data buffer, lines joined with LF.")
@@ -141,22 +202,7 @@ class Event(_Item):
         id: str = "",
         retry: int | None = None,
     ) -> Event:
-        _check_str("Event", "type", type, "\r\n")
-        if not type:
-            # A parser never produces it: an empty event type buffer means "message".
-            raise LocalProtocolError('Event.type may not be empty (the default is "message")')
-        _check_str("Event", "data", data)
-        _check_str("Event", "id", id, "\r\n\0")
-        if retry is not None and (
-            isinstance(retry, bool) or not isinstance(retry, int) or retry < 0
-        ):
-            raise LocalProtocolError(
-                f"Event.retry must be a non-negative int or None, not {retry!r}"
-            )
-        if retry is not None and _too_long(retry):
-            # A parser never produces it (it ignores such values) and str() refuses it.
-            raise LocalProtocolError("Event.retry has too many digits to be written")
-        return _new(cls, (type, data, id, retry, -1, -1, None))
+        return _new(cls, (*_event_values(type, data, id, retry), -1, -1, None))
 
     @property
     def span(self) -> tuple[int, int]:
@@ -180,8 +226,10 @@ class Comment(_Item):
     """
 
     __slots__ = ()
+    __module__ = "sse_sansio"
+    __match_args__ = ("text",)
     _n_values = 1
-    _repr_fields = ("text",)
+    _repr_fields = __match_args__
 
     text: str = _field(0, "The comment text, one leading space removed.")
     start: int = _field(1, "Stream offset of the comment line.")
@@ -189,8 +237,7 @@ class Comment(_Item):
     raw: bytes | None = _field(3, "The raw bytes to forward (keep_raw mode only).")
 
     def __new__(cls, *, text: str = "") -> Comment:
-        _check_str("Comment", "text", text, "\r\n")
-        return _new(cls, (text, -1, -1, None))
+        return _new(cls, (_comment_text(text), -1, -1, None))
 
     @property
     def span(self) -> tuple[int, int]:
@@ -217,19 +264,18 @@ class EndOfStream(_Item):
     """
 
     __slots__ = ()
+    __module__ = "sse_sansio"
+    __match_args__ = ("partial_line", "partial_event")
     _n_values = 2
-    _repr_fields = ("partial_line", "partial_event")
+    _repr_fields = __match_args__
 
     partial_line: int = _field(0, "Bytes of the discarded unterminated last line.")
     partial_event: bool = _field(1, "Whether an event with data was cut off.")
     raw: bytes | None = _field(2, "Safe bytes not yet handed out (keep_raw mode only).")
 
     def __new__(cls, *, partial_line: int = 0, partial_event: bool = False) -> EndOfStream:
-        if isinstance(partial_line, bool) or not isinstance(partial_line, int) or partial_line < 0:
-            raise LocalProtocolError(
-                f"EndOfStream.partial_line must be a non-negative int, not {partial_line!r}"
-            )
-        return _new(cls, (partial_line, bool(partial_event), None))
+        count = _count("EndOfStream", "partial_line", partial_line, "")
+        return _new(cls, (count, bool(partial_event), None))
 
     @property
     def truncated(self) -> bool:

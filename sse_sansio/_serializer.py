@@ -10,13 +10,24 @@
 # start a line the application never wrote: newline injection, a hole several servers'
 # encoders have had) and NUL in an id (the parser would ignore the field).  Stripping
 # such characters silently, as some encoders do, would hide the bug that produced them.
+#
+# Invariant: the bytes written are exactly the values checked here.  serialize() does not
+# trust the item it is given: one made with ``tuple.__new__`` or rebuilt from a pickle
+# never met the constructor, and a subclass can override the properties.  So it reads the
+# value slots with tuple's own methods, copies each value to an exact str or int (a str
+# subclass's ``__contains__`` could pass the check and its ``__format__`` or ``__str__``
+# write another line; an int subclass's too), checks the copies with the constructors'
+# own rules, and writes only the copies, by concatenation: no f-string or format() ever
+# sees a caller's object.
 
 from __future__ import annotations
 
 from ._errors import LocalProtocolError
-from ._events import Comment, Event
+from ._events import Comment, Event, _comment_text, _event_values
 
 __all__ = ["serialize"]
+
+_slots = tuple.__getitem__
 
 
 def serialize(item: Event | Comment) -> bytes:
@@ -30,27 +41,47 @@ def serialize(item: Event | Comment) -> bytes:
     An event with an empty ``id`` writes no ``id:`` line, so the receiver keeps the
     last event ID it had; to clear it, write the bytes ``b"id\\n"`` yourself.
 
+    The values are checked again here, by the constructors' rules, and what is written
+    is exactly what was checked: an item that bypassed the constructor (``tuple.__new__``,
+    a crafted pickle) or whose fields are subclasses of str or int with their own
+    ``__format__``, ``__str__`` or ``__contains__`` cannot inject a line.
+
     Raises:
-        LocalProtocolError: ``item`` is neither an Event nor a Comment, or its text
-            holds a lone surrogate, which UTF-8 cannot encode.  (Items with
-            CR or LF in ``type``, ``id`` or ``text``, or NUL in ``id``, cannot be
-            built in the first place: their constructors raise LocalProtocolError.)
+        LocalProtocolError: ``item`` is neither an Event nor a Comment, a field breaks
+            the constructors' rules (CR or LF in ``type``, ``id`` or ``text``, NUL in
+            ``id``, an empty ``type``, a field of the wrong type, a bad ``retry``), or
+            its text holds a lone surrogate, which UTF-8 cannot encode.
     """
-    if isinstance(item, Event):
-        parts = [] if item.type == "message" else [f"event: {item.type}\n"]
-        data = item.data
-        if "\r" in data:
-            data = data.replace("\r\n", "\n").replace("\r", "\n")
-        parts.extend(f"data: {line}\n" for line in data.split("\n"))
-        if item.id:
-            parts.append(f"id: {item.id}\n")
-        if item.retry is not None:
-            parts.append(f"retry: {item.retry}\n")
-        parts.append("\n")
-        return _encode("".join(parts))
-    if isinstance(item, Comment):
-        return _encode(f": {item.text}\n")
-    raise LocalProtocolError(f"serialize() takes an Event or a Comment, not {type(item).__name__}")
+    cls = type(item)  # not isinstance(): an object can fake its __class__
+    if issubclass(cls, Event):
+        return _encode(_event_text(_values(item, 4, "Event")))
+    if issubclass(cls, Comment):
+        (text,) = _values(item, 1, "Comment")
+        return _encode(": " + _comment_text(text) + "\n")
+    raise LocalProtocolError(f"serialize() takes an Event or a Comment, not {cls.__name__}")
+
+
+def _values(item: Event | Comment, count: int, owner: str) -> tuple[object, ...]:
+    """The item's first ``count`` slots (its value fields), read past any override."""
+    values = _slots(item, slice(0, count))
+    if len(values) != count:
+        raise LocalProtocolError(f"malformed {owner}: {count} value fields expected")
+    return values
+
+
+def _event_text(values: tuple[object, ...]) -> str:
+    event_type, data, event_id, retry = _event_values(*values)
+    parts = [] if event_type == "message" else ["event: " + event_type + "\n"]
+    if "\r" in data:
+        data = data.replace("\r\n", "\n").replace("\r", "\n")
+    parts.extend("data: " + line + "\n" for line in data.split("\n"))
+    if event_id:
+        parts.append("id: " + event_id + "\n")
+    if retry is not None:
+        # An exact int whose digits _event_values() checked that str() can write.
+        parts.append("retry: " + int.__repr__(retry) + "\n")
+    parts.append("\n")
+    return "".join(parts)
 
 
 def _encode(text: str) -> bytes:

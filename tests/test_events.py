@@ -337,3 +337,64 @@ def test_local_protocol_error_pickles() -> None:
     clone = pickle.loads(pickle.dumps(LocalProtocolError("misuse")))
     assert type(clone) is LocalProtocolError
     assert str(clone) == "misuse"
+
+
+# ---------------------------------------------------------------- exact values, public names
+
+
+class _Str(str):
+    def __format__(self, spec: str) -> str:
+        return "other"
+
+
+class _Int(int):
+    def __str__(self) -> str:
+        return "other"
+
+
+def test_constructors_store_exact_str_and_int_values() -> None:
+    # What the constructor checked is what it stores: a plain copy, not the subclass.
+    event = Event(type=_Str("t"), data=_Str("d"), id=_Str("i"), retry=_Int(3))
+    assert [type(value) for value in (event.type, event.data, event.id, event.retry)] == [
+        str,
+        str,
+        str,
+        int,
+    ]
+    assert (event.type, event.data, event.id, event.retry) == ("t", "d", "i", 3)
+    assert type(Comment(text=_Str("c")).text) is str
+    end = EndOfStream(partial_line=_Int(2))
+    assert type(end.partial_line) is int
+    assert end.partial_line == 2
+
+
+@pytest.mark.parametrize(
+    ("item", "positional"),
+    [
+        (Event(type="t", data="d", id="i", retry=1), ("t", "d", "i", 1)),
+        (Comment(text="c"), ("c",)),
+        (EndOfStream(partial_line=3, partial_event=True), (3, True)),
+    ],
+)
+def test_match_args_name_the_value_fields_in_order(
+    item: ReceivedItem, positional: tuple[object, ...]
+) -> None:
+    assert tuple(getattr(item, name) for name in type(item).__match_args__) == positional
+
+
+@pytest.mark.parametrize(
+    "cls", [Event, Comment, EndOfStream, LocalProtocolError, RemoteProtocolError]
+)
+def test_public_classes_print_their_public_path(cls: type) -> None:
+    assert repr(cls) == f"<class 'sse_sansio.{cls.__name__}'>"
+
+
+def test_a_traceback_names_the_public_error_class() -> None:
+    import traceback
+
+    import sse_sansio
+
+    error = RemoteProtocolError("bad byte at byte offset 3", offset=3)
+    line = traceback.format_exception_only(type(error), error)[-1]
+    assert line == "sse_sansio.RemoteProtocolError: bad byte at byte offset 3\n"
+    assert repr(sse_sansio.ProtocolError) == "<class 'sse_sansio.ProtocolError'>"
