@@ -1,17 +1,29 @@
 # The command line: replay or dump a text/event-stream as JSON lines.
 #
-#   python -m sse_sansio demo.sse --chunk-size 1
+#   python -m sse_sansio examples/tour.sse --chunk-size 1
 #   curl -N https://example.com/stream | sse-sansio -
 #   curl -N https://example.com/stream | sse-sansio - --timing   # when each item came
 #
 # It is also the library's own end-to-end check: bytes are read in chunks of the
 # requested size (read1, so a live pipe is shown as it arrives), each chunk goes to
 # receive_data() unchanged, and every item is printed as soon as next_event() has it.
+#
+# A debugging tool for streams ends with a status a script can test, never with a
+# traceback (the table is EXIT_STATUSES below, printed by --help): 0 for a clean end, 3
+# for a cut one, 1 for a protocol error (after every item before it), 2 for bad
+# arguments, 74 (EX_IOERR) when the input cannot be read or the output written.  A
+# closed output pipe (``| head -1``) ends the program quietly with 141, the status a
+# shell shows for standard tools that SIGPIPE ended.
+#
+# Structure: _parser() declares the options, main() turns them into Connection options
+# and an output style and owns every way out, run() is the read-feed-print loop.  A new
+# output mode is an argument in _parser() and a branch where main() calls run().
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -23,11 +35,39 @@ from ._events import Comment, EndOfStream, Event, ReceivedItem
 
 __all__ = ["item_to_json", "main"]
 
+EXIT_CLEAN = 0
+EXIT_PROTOCOL_ERROR = 1
+EXIT_USAGE = 2  # what argparse exits with
+EXIT_TRUNCATED = 3
+EXIT_IO_ERROR = 74  # EX_IOERR, sysexits.h
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
 
-def item_to_json(item: ReceivedItem) -> dict[str, Any]:
-    """The JSON object the command line prints for an item, marked by ``kind``."""
+EXIT_STATUSES = (
+    (EXIT_CLEAN, "the stream ended cleanly"),
+    (EXIT_PROTOCOL_ERROR, "a protocol error: invalid UTF-8, or an event over --max-event-size"),
+    (EXIT_USAGE, "bad arguments"),
+    (EXIT_TRUNCATED, 'the stream was cut: the "end" item has "truncated": true'),
+    (EXIT_IO_ERROR, "the input cannot be read or the output cannot be written"),
+)
+
+# The largest --chunk-size: reads allocate their size up front, and a bigger chunk
+# changes nothing a parser could show.
+MAX_CHUNK_SIZE = 1 << 30
+# How many of the latest bytes read are kept to quote the bytes around an error's
+# offset, and how many bytes each side of it are quoted.
+RECENT_BYTES = 1 << 16
+EXCERPT_RADIUS = 16
+
+
+def item_to_json(item: ReceivedItem, *, json_data: bool = False) -> dict[str, Any]:
+    """The JSON object the command line prints for an item, marked by ``kind``.
+
+    With ``json_data``, an event's ``data`` that is a JSON text is given decoded, and
+    ``data_is_json`` says whether it was (``'"x"'`` and ``'x'`` both print as ``"x"``).
+    """
     if isinstance(item, Event):
-        return {
+        record: dict[str, Any] = {
             "kind": "event",
             "type": item.type,
             "data": item.data,
@@ -36,6 +76,9 @@ def item_to_json(item: ReceivedItem) -> dict[str, Any]:
             "start": item.start,
             "end": item.end,
         }
+        if json_data:
+            record["data"], record["data_is_json"] = _decoded(item.data)
+        return record
     if isinstance(item, Comment):
         return {"kind": "comment", "text": item.text, "start": item.start, "end": item.end}
     return {
@@ -46,19 +89,57 @@ def item_to_json(item: ReceivedItem) -> dict[str, Any]:
     }
 
 
+def _decoded(data: str) -> tuple[Any, bool]:
+    """``(value, True)`` when ``data`` is a JSON text that prints back as JSON, else
+    ``(data, False)``.  NaN and Infinity are not JSON (RFC 8259), and a number too long
+    or a nesting too deep to decode or encode again is left as text."""
+    try:
+        value = json.loads(data, parse_constant=_not_json)
+        json.dumps(value, allow_nan=False)
+    except (ValueError, RecursionError):
+        return data, False
+    return value, True
+
+
+def _not_json(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _size(limit: int | None) -> Callable[[str], int]:
+    """An argparse type: a whole number from 1 to ``limit`` (no upper bound if None)."""
+
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if number < 1:
+            raise argparse.ArgumentTypeError("must be at least 1")
+        if limit is not None and number > limit:
+            raise argparse.ArgumentTypeError(f"must be at most {limit}")
+        return number
+
+    return parse
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sse-sansio",
         description="Parse a text/event-stream and print one JSON object per item "
         "(event, comment, end of stream).",
+        epilog="exit status:\n"
+        + "".join(f"  {status:<3} {meaning}\n" for status, meaning in EXIT_STATUSES)
+        + "A closed output pipe (| head) ends the program quietly, with status 141.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="the stream to read, or - for standard input")
     parser.add_argument(
         "--chunk-size",
-        type=int,
+        type=_size(MAX_CHUNK_SIZE),
         default=65536,
         metavar="N",
-        help="feed the parser at most N bytes at a time (default 65536; 1 replays byte by byte)",
+        help="feed the parser at most N bytes at a time (default 65536, at most "
+        f"{MAX_CHUNK_SIZE}; 1 replays byte by byte)",
     )
     parser.add_argument(
         "--errors",
@@ -68,10 +149,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--max-event-size",
-        type=int,
+        type=_size(None),
         default=None,
         metavar="BYTES",
         help="largest event accepted, in bytes (default: the library's 16 MiB)",
+    )
+    parser.add_argument(
+        "--json-data",
+        action="store_true",
+        help='print an event\'s "data" decoded when it is JSON, with "data_is_json" '
+        "saying whether it was",
     )
     parser.add_argument(
         "--timing",
@@ -83,23 +170,70 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Recent:
+    """The latest bytes read (at most ``size``), to quote the bytes around an offset."""
+
+    def __init__(self, size: int = RECENT_BYTES) -> None:
+        self.size = size
+        self.start = 0  # stream offset of self.data[0]
+        self.data = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        excess = len(self.data) - self.size
+        if excess > 0:
+            del self.data[:excess]
+            self.start += excess
+
+    def excerpt(self, offset: int) -> str | None:
+        """Two lines: the escaped bytes around ``offset`` and a caret under its byte;
+        None when that byte is no longer (or not yet) held."""
+        at = offset - self.start
+        if not 0 <= at < len(self.data):
+            return None
+        low = max(at - EXCERPT_RADIUS, 0)
+        high = min(at + EXCERPT_RADIUS, len(self.data))
+        before = _escaped(self.data[low:at])
+        label = f"bytes {self.start + low} to {self.start + high - 1}: "
+        return f"  {label}{before}{_escaped(self.data[at:high])}\n  {' ' * len(label + before)}^"
+
+
+def _escaped(data: bytes | bytearray) -> str:
+    """Printable ASCII as itself, every other byte as a Python escape (``\\n``, ``\\xff``)."""
+    return repr(bytes(data))[2:-1]
+
+
+def _write(out: IO[str], record: dict[str, Any]) -> None:
+    try:
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    except UnicodeEncodeError:
+        # The output's encoding (PYTHONIOENCODING=ascii, a C locale) cannot write the
+        # text: the same JSON, with \u escapes, can be written anywhere.
+        out.write(json.dumps(record) + "\n")
+
+
 def run(
     source: IO[bytes],
     out: IO[str],
     *,
     chunk_size: int,
     timing: bool = False,
+    json_data: bool = False,
     clock: Callable[[], float] = time.monotonic,
     **options: Any,
 ) -> int:
     """Feed ``source`` to a Connection and write JSON lines to ``out``; return the exit code.
 
-    With ``timing``, each line also gets ``time`` (when the read that completed the item
-    returned, in seconds since reading started, by ``clock``) and ``gap`` (seconds since
-    the previous item's ``time``, or since the start for the first item).
+    The code is 0 for a clean end of stream, 3 for a cut one, 1 for a protocol error
+    (after the items before it; the message and the bytes around its offset go to
+    standard error).  With ``timing``, each line also gets ``time`` (when the read that
+    completed the item returned, in seconds since reading started, by ``clock``) and
+    ``gap`` (seconds since the previous item's ``time``, or since the start for the
+    first item).  ``json_data`` is item_to_json()'s.
     """
     conn = Connection(**options)
     read = getattr(source, "read1", source.read)
+    recent = _Recent()
     started = previous = clock()
     try:
         while True:
@@ -107,42 +241,76 @@ def run(
             # The arrival time of every item this chunk completes: a live pipe's gaps
             # show the server's pacing (and the buffering on the way).
             arrived = clock()
+            recent.add(chunk)
             conn.receive_data(chunk)
             while True:
                 item = conn.next_event()
                 if item is NEED_DATA:
                     break
-                record = item_to_json(item)
+                record = item_to_json(item, json_data=json_data)
                 if timing:
                     record["time"] = round(arrived - started, 6)
                     record["gap"] = round(arrived - previous, 6)
                     previous = arrived
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                _write(out, record)
                 if isinstance(item, EndOfStream):
                     out.flush()
-                    return 0
+                    return EXIT_TRUNCATED if item.truncated else EXIT_CLEAN
             out.flush()
     except RemoteProtocolError as exc:
         out.flush()
-        print(f"sse-sansio: error: {exc}", file=sys.stderr)
-        return 1
+        excerpt = recent.excerpt(exc.offset)
+        _error(str(exc) if excerpt is None else f"{exc}\n{excerpt}")
+        return EXIT_PROTOCOL_ERROR
+
+
+def _error(message: str) -> None:
+    """The message on standard error, if there is one to write to."""
+    if sys.stderr is not None:
+        print(f"sse-sansio: error: {message}", file=sys.stderr)
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null, so that the interpreter's last
+    flush at exit does not print "Exception ignored ... BrokenPipeError"."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (a test's capture): nothing will be flushed to a pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m sse_sansio`` and the ``sse-sansio`` script."""
     args = _parser().parse_args(argv)
-    if args.chunk_size < 1:
-        _parser().error("--chunk-size must be at least 1")
-    options: dict[str, Any] = {"errors": args.errors, "timing": args.timing}
+    options: dict[str, Any] = {
+        "chunk_size": args.chunk_size,
+        "errors": args.errors,
+        "timing": args.timing,
+        "json_data": args.json_data,
+    }
     if args.max_event_size is not None:
-        if args.max_event_size < 1:
-            _parser().error("--max-event-size must be at least 1")
         options["max_event_size"] = args.max_event_size
+    # `sse-sansio - <&-` and `sse-sansio x.sse >&-` leave Python no stream at all.
+    if sys.stdout is None:
+        _error("standard output is closed")
+        return EXIT_IO_ERROR
     try:
         if args.file == "-":
-            return run(sys.stdin.buffer, sys.stdout, chunk_size=args.chunk_size, **options)
+            stdin = getattr(sys.stdin, "buffer", None)
+            if stdin is None:
+                _error("standard input is closed")
+                return EXIT_IO_ERROR
+            return run(stdin, sys.stdout, **options)
         with open(args.file, "rb") as source:
-            return run(source, sys.stdout, chunk_size=args.chunk_size, **options)
+            return run(source, sys.stdout, **options)
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
     except OSError as exc:
-        print(f"sse-sansio: error: {exc}", file=sys.stderr)
-        return 2
+        _error(str(exc))
+        return EXIT_IO_ERROR
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED

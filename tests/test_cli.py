@@ -85,7 +85,7 @@ def test_json_lines_per_kind(
     stream_file: Path, chunk_size: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run_main([str(stream_file), "--chunk-size", chunk_size], capsys)
-    assert code == 0
+    assert code == 3  # STREAM ends in a cut line
     assert err == ""
     check_objects(json_lines(out), STREAM_JSON)
 
@@ -108,7 +108,7 @@ def test_non_ascii_is_printed_as_text(
 def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(STREAM)))
     code, out, _ = run_main(["-", "--chunk-size", "3"], capsys)
-    assert code == 0
+    assert code == 3
     check_objects(json_lines(out), STREAM_JSON)
 
 
@@ -147,9 +147,9 @@ def test_max_event_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert [obj["kind"] for obj in json_lines(out)] == ["event", "event", "end"]
 
 
-def test_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_file_exits_74(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_main([str(tmp_path / "absent.sse")], capsys)
-    assert code == 2
+    assert code == 74
     assert out == ""
     assert "absent.sse" in err
 
@@ -182,7 +182,7 @@ def test_python_dash_m_in_process(
     monkeypatch.setattr(sys, "argv", ["sse-sansio", str(stream_file)])
     with pytest.raises(SystemExit) as info:
         runpy.run_module("sse_sansio", run_name="__main__")
-    assert info.value.code == 0
+    assert info.value.code == 3
     check_objects(json_lines(capsys.readouterr().out), STREAM_JSON)
 
 
@@ -203,7 +203,7 @@ def _subprocess(args: list[str], stdin: bytes = b"") -> subprocess.CompletedProc
 
 def test_subprocess_stdin_and_error() -> None:
     done = _subprocess(["-", "--chunk-size", "1"], stdin=STREAM)
-    assert done.returncode == 0
+    assert done.returncode == 3
     check_objects(json_lines(done.stdout.decode()), STREAM_JSON)
     failed = _subprocess(["-"], stdin=b"data: ok\n\ndata: \xc3(\n\n")
     assert failed.returncode == 1
@@ -213,7 +213,7 @@ def test_subprocess_stdin_and_error() -> None:
 
 def test_subprocess_missing_file() -> None:
     done = _subprocess(["no-such-file.sse"])
-    assert done.returncode == 2
+    assert done.returncode == 74
     assert done.stdout == b""
 
 
@@ -242,7 +242,7 @@ def test_timing_with_a_fake_clock() -> None:
 
 def test_timing_option(stream_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_main([str(stream_file), "--timing"], capsys)
-    assert code == 0
+    assert code == 3
     objects = json_lines(out)
     check_objects(objects, STREAM_JSON)
     times = [obj["time"] for obj in objects]

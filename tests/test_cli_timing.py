@@ -137,8 +137,8 @@ def test_invalid_utf8_fails_unless_replaced(
     assert json.loads(capsys.readouterr().out.splitlines()[0])["data"] == "\ufffd"
 
 
-def test_a_missing_file_exits_with_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([str(tmp_path / "missing.sse")]) == 2
+def test_a_missing_file_exits_with_74(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(tmp_path / "missing.sse")]) == 74
     assert "sse-sansio: error:" in capsys.readouterr().err
 
 
@@ -147,4 +147,4 @@ def test_sizes_below_one_are_refused(option: str, capsys: pytest.CaptureFixture[
     with pytest.raises(SystemExit) as exc_info:
         main(["-", option, "0"])
     assert exc_info.value.code == 2
-    assert f"{option} must be at least 1" in capsys.readouterr().err
+    assert f"argument {option}: must be at least 1" in capsys.readouterr().err

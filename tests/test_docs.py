@@ -290,6 +290,47 @@ def test_api_reference_documents_every_public_name() -> None:
     assert documented >= set(sse_sansio.__all__), set(sse_sansio.__all__) - documented
 
 
+def _documented_names(text: str) -> list[str]:
+    """The full names the API page's object directives document: each directive's name
+    in the module that ``module``, ``currentmodule`` and ``automodule`` made current."""
+    current = ""
+    names = []
+    for line in text.splitlines():
+        switch = re.match(r"^\.\. (?:module|currentmodule|automodule)::\s+(\S+)", line)
+        if switch:
+            current = switch[1]
+            continue
+        found = re.match(
+            r"^\.\. (?:auto)?(?:class|function|exception|data|attribute)::\s+(\S+)", line
+        )
+        if found:
+            name = found[1]
+            names.append(name if name.startswith("sse_sansio") else f"{current}.{name}")
+    return names
+
+
+def test_api_reference_names_each_public_name_in_sse_sansio() -> None:
+    # An automodule changes the current module: a name documented after it was once
+    # filed as sse_sansio.testing.__version__.
+    api = (DOCS / "api.rst").read_text(encoding="utf-8")
+    documented = set(_documented_names(api))
+    for name in sse_sansio.__all__:
+        assert f"sse_sansio.{name}" in documented, name
+    assert "sse_sansio.__version__" in documented
+
+
+def test_documented_names_follow_the_current_module() -> None:
+    text = (
+        ".. module:: sse_sansio\n.. data:: A\n.. automodule:: sse_sansio.testing\n"
+        ".. data:: B\n.. currentmodule:: sse_sansio\n.. autoclass:: C\n"
+    )
+    assert _documented_names(text) == [
+        "sse_sansio.A",
+        "sse_sansio.testing.B",
+        "sse_sansio.C",
+    ]
+
+
 def test_api_reference_documents_the_testing_helpers() -> None:
     import sse_sansio.testing
 

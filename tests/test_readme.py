@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +48,66 @@ def test_readme_drain_loop_reports_a_cut_stream() -> None:
     read_stream = _read_stream()
     with pytest.raises(ConnectionError, match="cut off"):
         list(read_stream(FakeSocket([b'data: {"n":1}\n\ndata: {"n"'])))
+
+
+# ---------------------------------------------------------------- the command line
+
+
+ROOT = Path(__file__).parent.parent
+
+
+def _section(title: str) -> str:
+    return README.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _cli(args: list[str], stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "sse_sansio", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_quick_start_is_two_one_line_commands_and_the_replay_works() -> None:
+    commands = re.findall(r"^```\n(.+?)\n```$", _section("Quick start"), re.M | re.S)
+    assert len(commands) == 2
+    assert all("\n" not in command for command in commands)
+    replay = commands[0].split(" && ", 1)[1].split()
+    assert replay[:3] == ["python3", "-m", "sse_sansio"]
+    done = _cli(replay[3:])
+    assert done.returncode == 0  # the first command "works": a clean end
+    records = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    # What the text under the commands promises, read from examples/tour.sse by hand.
+    assert [r["kind"] for r in records] == ["comment", "event", "event", "end"]
+    comment, first, second, end = records
+    assert comment["text"] == "自己接 AI 流式接口，先把 SSE 事件拼完整"
+    assert (first["id"], first["retry"]) == ("1", 3000)
+    assert json.loads(first["data"])["delta"] == "你好"
+    assert (second["data"], second["id"], second["retry"]) == ("第一行\n第二行", "1", None)
+    assert end["truncated"] is False
+
+
+def test_the_documented_cut_stream_exits_3() -> None:
+    (line,) = [x for x in _section("Command line").splitlines() if x.startswith("printf")]
+    printed = line.split("'")[1].encode().decode("unicode_escape").encode()
+    assert printed == b"data: one\n\ndata: tw"
+    done = _cli(["-"], stdin=printed)
+    assert done.returncode == 3
+    end = json.loads(done.stdout.splitlines()[-1])
+    assert end == {"kind": "end", "truncated": True, "partial_line": 8, "partial_event": False}
+
+
+def test_the_exit_status_table_is_the_command_lines() -> None:
+    from sse_sansio._cli import EXIT_STATUSES
+
+    table = re.findall(r"^\| (\d+) \| (.+) \|$", _section("Command line"), re.M)
+    assert [int(status) for status, _ in table] == [status for status, _ in EXIT_STATUSES]
+    help_text = _cli(["--help"]).stdout.decode()
+    for status, _ in table:
+        assert re.search(rf"^  {status} ", help_text, re.M), status
