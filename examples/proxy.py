@@ -7,6 +7,11 @@ in).  ``--mode transform`` re-serializes each event with ``serialize()`` after
 ``--drop TYPE``, ``--rename OLD=NEW`` (event types), ``--replace OLD=NEW`` (in data).
 Comments are forwarded in both modes.
 
+Every request gets an answer: a malformed one (a NUL in a header, a ``Last-Event-ID``
+that is not UTF-8) a 400, one whose upstream fails before streaming a 502 that says why.
+The ``Last-Event-ID`` header is UTF-8 (a browser resuming after the event ``id: café``
+sends it so): its bytes go upstream unchanged.
+
 An upstream cut (its connection drops before the end of its body, or its body ends
 mid-event) must not look like a clean end.  The client's body is chunked, so the proxy
 closes the connection without the last zero-length chunk: HTTP/1.1 clients report an
@@ -33,7 +38,7 @@ from dataclasses import dataclass
 
 import h11
 
-from sse_sansio import NEED_DATA, Comment, Connection, EndOfStream, Event, ProtocolError, serialize
+from sse_sansio import NEED_DATA, Comment, Connection, EndOfStream, Event, serialize
 
 Address = tuple[str, int]
 
@@ -73,41 +78,63 @@ class ProxyHandler(socketserver.BaseRequestHandler):
 
     def handle(self) -> None:
         self.client = h11.Connection(our_role=h11.SERVER)
+        # ---- read the client's request: a bad one gets a 400 -------------------------------
         try:
-            # ---- read the client's request, ask upstream -------------------------------
             request = _next(self.client, self.request)
-            if not isinstance(request, h11.Request):
-                return
-            resume = dict(request.headers).get(b"last-event-id", b"").decode("latin-1")
+        except h11.RemoteProtocolError as exc:  # a NUL in a header, a broken request line
+            self.reply(exc.error_status_hint, f"bad request: {exc}")
+            return
+        except OSError:
+            return  # the client left before asking anything
+        if not isinstance(request, h11.Request):
+            return  # the client closed without a request
+        # The spec sends the last event ID as UTF-8; h11 hands over the raw bytes (and has
+        # refused NUL, CR and LF).  The same bytes go upstream; the parser starts from
+        # the decoded text.
+        raw_resume = dict(request.headers).get(b"last-event-id", b"")
+        try:
+            resume = raw_resume.decode()
+        except UnicodeDecodeError as exc:
+            self.reply(400, f"bad Last-Event-ID header {raw_resume!r}: {exc}")
+            return
+        # ---- ask upstream and relay: any failure is a 502, or a cut once streaming ---------
+        try:
             host, port = self.server.upstream
-            headers = [("Host", f"{host}:{port}"), ("Accept", "text/event-stream")]
-            headers += [("Last-Event-ID", resume)] if resume else []
+            headers = [(b"Host", f"{host}:{port}".encode()), (b"Accept", b"text/event-stream")]
+            headers += [(b"Last-Event-ID", raw_resume)] if raw_resume else []
             http = h11.Connection(our_role=h11.CLIENT)
             with socket.create_connection(self.server.upstream, timeout=60) as up:
                 ask = h11.Request(method="GET", target=request.target, headers=headers)
                 up.sendall((http.send(ask) or b"") + (http.send(h11.EndOfMessage()) or b""))
                 self.relay(http, up, resume)
-        except (OSError, h11.ProtocolError, ProtocolError) as exc:
-            # Upstream refused, cut or timed out, or the client left: a cut for the client.
+        except Exception as exc:
+            # Upstream refused, cut, timed out or sent what is not HTTP, or the client
+            # left; whatever it was, the client must still learn that it failed.
             print(f"proxy: {type(exc).__name__}: {exc}", file=sys.stderr)
+            self.fail(f"upstream failed: {type(exc).__name__}: {exc}")
+
+    def fail(self, text: str) -> None:
+        """A 502 if no response has started, else a cut the client can see."""
+        with contextlib.suppress(OSError):
             if self.client.our_state is h11.SEND_RESPONSE:
-                self.reply(f"upstream failed: {exc}")
+                self.reply(502, text)
             elif self.client.their_http_version == b"1.0":  # close-delimited body: reset
                 self.request.setsockopt(
                     socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
                 )
-            self.request.close()  # a chunked body now lacks its last chunk
+        self.request.close()  # a chunked body now lacks its last chunk
 
     def relay(self, http: h11.Connection, up: socket.socket, resume: str) -> None:
         """Check upstream's response head, then stream its items to the client."""
         response = _next(http, up)
-        assert isinstance(response, h11.Response)
+        if not isinstance(response, h11.Response):  # closed, or a 1xx we did not ask for
+            raise ConnectionAbortedError(f"upstream sent no response: {response!r}")
         content_type = dict(response.headers).get(b"content-type", b"").decode("latin-1")
         if response.status_code != 200 or content_type.split(";")[0].strip() != "text/event-stream":
             body = b""  # at most 1 KiB of it, to say what went wrong
             while len(body) < 1024 and isinstance(event := _next(http, up), h11.Data):
                 body += event.data
-            self.reply(f"upstream answered {response.status_code} {content_type}: {body!r}")
+            self.reply(502, f"upstream answered {response.status_code} {content_type}: {body!r}")
             return
         headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]
         self.send(h11.Response(status_code=200, reason=b"OK", headers=headers))
@@ -156,15 +183,18 @@ class ProxyHandler(socketserver.BaseRequestHandler):
         wanted = [e for e in events if not isinstance(e, h11.Data) or e.data]
         self.request.sendall(b"".join(self.client.send(e) or b"" for e in wanted))
 
-    def reply(self, text: str) -> None:
-        """Answer with a plain-text error (a 502) instead of a stream."""
+    def reply(self, status: int, text: str) -> None:
+        """Answer with a plain-text error (400, 502) instead of a stream."""
         body = text.encode()
         headers = [
             ("Content-Type", "text/plain; charset=utf-8"),
             ("Content-Length", str(len(body))),
+            ("Connection", "close"),
         ]
-        head = h11.Response(status_code=502, reason=b"Bad Gateway", headers=headers)
-        self.send(head, h11.Data(data=body), h11.EndOfMessage())
+        reason = {400: b"Bad Request", 502: b"Bad Gateway"}.get(status, b"")
+        head = h11.Response(status_code=status, reason=reason, headers=headers)
+        with contextlib.suppress(OSError):  # the client may have left already
+            self.send(head, h11.Data(data=body), h11.EndOfMessage())
 
 
 def _pair(text: str) -> tuple[str, str]:
