@@ -11,6 +11,7 @@ own tests cover it) nor Markdown.
 
 from __future__ import annotations
 
+import ast
 import doctest
 import http.server
 import re
@@ -401,3 +402,123 @@ def test_tutorial_client_works_against_a_local_server(sse_server: tuple[str, int
         sse_sansio.EndOfStream(),
     ]
     assert _EventStreamHandler.seen_last_event_id == "0"
+
+
+# ---------------------------------------------------------------- the examples page
+
+
+def _example_keys() -> dict[str, str]:
+    page = (DOCS / "examples.rst").read_text(encoding="utf-8")
+    return dict(re.findall(r"^\.\. example:: (\S+)\n   :key: (\S+)$", page, re.M))
+
+
+def _defined(path: Path, key: str) -> ast.AST | None:
+    body: list[ast.stmt] = ast.parse(path.read_text(encoding="utf-8")).body
+    node: ast.AST | None = None
+    for part in key.split("."):
+        node = next(
+            (
+                n
+                for n in body
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and n.name == part
+            ),
+            None,
+        )
+        if node is None:
+            return None
+        body = node.body
+    return node
+
+
+def test_examples_page_shows_a_key_part_of_each_example_not_the_whole_file() -> None:
+    keys = _example_keys()
+    assert sorted(keys) == sorted(p.name for p in (ROOT / "examples").glob("*.py"))
+    for name, key in keys.items():
+        path = ROOT / "examples" / name
+        node = _defined(path, key)
+        assert node is not None, f"examples/{name} defines no {key}"
+        length = node.end_lineno - node.lineno + 1  # type: ignore[attr-defined]
+        total = len(path.read_text(encoding="utf-8").splitlines())
+        assert length <= 80, (name, key, length)
+        assert length < total / 2, (name, key, length, total)
+    page = (DOCS / "examples.rst").read_text(encoding="utf-8")
+    assert "literalinclude" not in page  # the directive includes only the key part
+
+
+# ---------------------------------------------------------------- the comparison page
+
+
+def _benchmark_report() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "benchmark_report", DOCS / "_ext" / "benchmark_report.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+RESULTS = ROOT / "benchmarks" / "results.md"
+# A commit or blob id: 7 to 40 hex digits with at least one letter and one digit.
+_COMMIT_ID = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
+
+
+def test_the_comparison_page_shows_no_targets_and_no_commit() -> None:
+    shown = _benchmark_report().for_readers(RESULTS.read_text(encoding="utf-8"))
+    page = (DOCS / "comparison.md").read_text(encoding="utf-8") + shown
+    assert not re.search(r"(?i)\btargets?\b|\bmissed\b", page), re.findall(
+        r"(?i).{30}(?:targets?|missed).{30}", page
+    )
+    assert not _COMMIT_ID.search(page)
+    # Which version the figures belong to is still said.
+    assert re.search(
+        r"^- measured: sse_sansio \d+\.\d+\.\d+, as it stood on that date$", shown, re.M
+    )
+    assert re.search(r"^- date: \d{4}-\d\d-\d\d", shown, re.M)
+    # Every figure table is still there: the filter drops rows, not tables.
+    report = RESULTS.read_text(encoding="utf-8")
+    for line in report.splitlines():
+        if line.startswith("| sse_sansio |"):
+            assert line in shown
+
+
+def test_the_reader_filter_drops_what_it_should_and_keeps_the_rest() -> None:
+    report = (
+        "# Results\n\n- date: 2026-01-01\n"
+        "- measured: sse_sansio 1.2.3, _connection.py as committed at abc1234 (blob 99ff00aa)\n\n"
+        "## One\n\n| parser | 1 B |\n|---|---|\n| sse_sansio | 4.0 MB/s |\n"
+        "| target | ≥ 1.0x: **MISSED** |\n| **target** | met |\n\n"
+        "| **8 MiB / 1 MiB** (target ≤ 1.25) | **0.97** (met) | **1.5** (**MISSED**) |\n\n"
+        "peak ≈ **2.00 x largest**; target ≤ 2 x largest + a constant: met.\n\n"
+        "## Targets missed\n\n- llm: 0.7x\n\n### detail\n\nmore\n\n## Two\n\nkept\n"
+    )
+    assert _benchmark_report().for_readers(report) == (
+        "# Results\n\n- date: 2026-01-01\n"
+        "- measured: sse_sansio 1.2.3, as it stood on that date\n\n"
+        "## One\n\n| parser | 1 B |\n|---|---|\n| sse_sansio | 4.0 MB/s |\n\n"
+        "| **8 MiB / 1 MiB** | **0.97** | **1.5** |\n\n"
+        "peak ≈ **2.00 x largest**.\n\n"
+        "## Two\n\nkept\n"
+    )
+
+
+_NUMBERS = {4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
+
+
+def test_the_comparison_page_counts_the_parsers_it_shows() -> None:
+    page = (DOCS / "comparison.md").read_text(encoding="utf-8")
+    # The rules table: one column per library, sse_sansio's first.
+    header = next(line for line in page.splitlines() if line.startswith("| | sse_sansio |"))
+    rule_peers = len(header.strip("|").split("|")) - 2
+    # The speed report's parser table: sse_sansio, its peers, and the two floors.
+    report = RESULTS.read_text(encoding="utf-8")
+    parsers = report.split("## Parsers", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1].strip() for line in parsers.splitlines() if line.startswith("| ")]
+    speed_peers = [r for r in rows[1:] if r not in ("sse_sansio", "floor", "drain floor")]
+    intro = page.split("## ", 1)[0]
+    assert f"rules with {_NUMBERS[rule_peers]} of them" in intro
+    assert f"memory with {_NUMBERS[len(speed_peers)]}" in intro
