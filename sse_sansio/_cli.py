@@ -20,6 +20,7 @@ from typing import IO, Any
 from ._connection import NEED_DATA, Connection
 from ._errors import RemoteProtocolError
 from ._events import Comment, EndOfStream, Event, ReceivedItem
+from .llm._dialects import DIALECT_NAMES
 
 __all__ = ["item_to_json", "main"]
 
@@ -80,6 +81,14 @@ def _parser() -> argparse.ArgumentParser:
         'since reading started, and "gap", the seconds since the previous item (for the '
         "first item, since reading started)",
     )
+    parser.add_argument(
+        "--llm",
+        choices=DIALECT_NAMES,
+        metavar="DIALECT",
+        help="judge the stream as one streamed LLM response (openai-chat, openai-responses, "
+        "anthropic, gemini, auto) and print its outcome last; exit 0 completed, 3 cut, "
+        "4 stopped, 5 failed",
+    )
     return parser
 
 
@@ -138,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.max_event_size < 1:
             _parser().error("--max-event-size must be at least 1")
         options["max_event_size"] = args.max_event_size
+    if args.llm is not None:
+        from .llm._cli import main as llm_main  # the judging lives in sse_sansio.llm
+
+        return llm_main(args, options)
     try:
         if args.file == "-":
             return run(sys.stdin.buffer, sys.stdout, chunk_size=args.chunk_size, **options)
