@@ -94,7 +94,7 @@ def _handler_factory(
         tracker = Tracker(dialect)
 
         def handle(item: ReceivedItem) -> object | None:
-            payload = tracker.feed(item)
+            payload: object = tracker.feed(item)
             if isinstance(item, EndOfStream):
                 outcome = tracker.outcome
                 assert outcome is not None

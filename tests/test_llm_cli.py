@@ -1,0 +1,111 @@
+"""``sse-sansio FILE --llm DIALECT``: the items, then the outcome last; one status each."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sse_sansio._cli import main
+
+DATA = Path(__file__).parent / "data" / "llm"
+
+# The command line's exit statuses (the shared table): completed 0, cut 3, stopped 4,
+# failed 5, a protocol error 1, an unreadable input 74.
+CASES = [
+    ("anthropic-end-turn.sse", "anthropic", 0, "completed"),
+    ("openai-chat-no-done.sse", "openai-chat", 3, "cut"),
+    ("gemini-max-tokens.sse", "gemini", 4, "stopped"),
+    ("openai-responses-failed.sse", "openai-responses", 5, "failed"),
+    ("openai-responses-failed.sse", "auto", 5, "failed"),
+]
+
+
+def lines(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+@pytest.mark.parametrize(("name", "dialect", "status", "word"), CASES)
+def test_outcome_is_the_last_line_and_sets_the_status(
+    name: str, dialect: str, status: int, word: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main([str(DATA / name), "--llm", dialect, "--chunk-size", "7"])
+    out, err = capsys.readouterr()
+    assert (code, err) == (status, "")
+    records = lines(out)
+    assert [r["kind"] for r in records[-2:]] == ["end", "outcome"]
+    assert all(r["kind"] in ("event", "comment") for r in records[:-2])
+    assert records[-1]["outcome"] == word
+    assert records[-1]["reason"]
+
+
+def test_a_stream_cut_mid_event(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cut.sse"
+    path.write_bytes((DATA / "anthropic-end-turn.sse").read_bytes()[:-5])
+    assert main([str(path), "--llm", "anthropic"]) == 3
+    last = lines(capsys.readouterr().out)[-1]
+    assert (last["outcome"], last["cut"]) == ("cut", "mid-event")
+
+
+def test_standard_input_and_timing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stdin = io.TextIOWrapper(io.BytesIO((DATA / "gemini-stop.sse").read_bytes()))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert main(["-", "--llm", "gemini", "--timing"]) == 0
+    records = lines(capsys.readouterr().out)
+    assert all("time" in r and "gap" in r for r in records[:-1])
+    assert records[-1]["dialect"] == "gemini"
+
+
+def test_a_payload_that_is_not_json_is_a_protocol_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.sse"
+    path.write_bytes(b'data: {"choices": []}\n\ndata: {not json\n\n')
+    assert main([str(path), "--llm", "openai-chat"]) == 1
+    out, err = capsys.readouterr()
+    assert [r["kind"] for r in lines(out)] == ["event", "event"]
+    assert "'message' event at byte offset 23 is not JSON" in err
+
+
+def test_a_parser_error_is_a_protocol_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.sse"
+    path.write_bytes(b"data: \xff\n\n")
+    assert main([str(path), "--llm", "auto"]) == 1
+    assert "byte offset 6" in capsys.readouterr().err
+
+
+def test_an_unreadable_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(tmp_path / "missing.sse"), "--llm", "auto"]) == 74
+    assert "missing.sse" in capsys.readouterr().err
+
+
+def test_an_unknown_dialect_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["-", "--llm", "openai"])
+    assert caught.value.code == 2
+    assert "openai-chat" in capsys.readouterr().err
+
+
+def test_as_a_real_subprocess() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "sse_sansio", "-", "--llm", "auto"],
+        input=(DATA / "anthropic-max-tokens.sse").read_bytes(),
+        capture_output=True,
+        check=False,
+    )
+    assert result.returncode == 4
+    last = json.loads(result.stdout.splitlines()[-1])
+    assert (last["kind"], last["outcome"], last["stop_reason"]) == (
+        "outcome",
+        "stopped",
+        "max_tokens",
+    )
