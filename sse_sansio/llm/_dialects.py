@@ -114,7 +114,11 @@ def _failed(error: Any, where: str) -> Verdict:
 
 
 class Dialect:
-    """One API's rules.  A fresh object per stream: dialects keep per-stream state."""
+    """One API's rules: what :func:`generic` returns and :class:`Tracker` accepts.
+
+    A dialect keeps the state of one stream, so use a fresh one per :class:`Tracker`.
+    Its methods are not part of the API (they may change in any release).
+    """
 
     name: str = ""
     #: The API's end marker, in the words a reason uses ("data: [DONE]").
