@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.llm is not None:
         from .llm._cli import main as llm_main  # the judging lives in sse_sansio.llm
 
-        return llm_main(args, options)
+        return llm_main(args)
     try:
         if args.file == "-":
             return run(sys.stdin.buffer, sys.stdout, chunk_size=args.chunk_size, **options)

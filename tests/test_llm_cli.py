@@ -109,3 +109,60 @@ def test_as_a_real_subprocess() -> None:
         "stopped",
         "max_tokens",
     )
+
+
+def test_closed_standard_input(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", None)
+    assert main(["-", "--llm", "auto"]) == 74
+    assert "standard input is closed" in capsys.readouterr().err
+
+
+class _ClosedPipe(io.StringIO):
+    """An output whose reader went away; with ``fd``, backed by a real descriptor."""
+
+    def __init__(self, fd: int | None = None) -> None:
+        super().__init__()
+        self.fd = fd
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def fileno(self) -> int:
+        if self.fd is None:
+            raise io.UnsupportedOperation("fileno")
+        return self.fd
+
+
+@pytest.mark.parametrize("real_file", [False, True])
+def test_a_closed_output_pipe_ends_quietly(
+    real_file: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with open(tmp_path / "out", "wb") as backing:
+        out = _ClosedPipe(backing.fileno() if real_file else None)
+        monkeypatch.setattr(sys, "stdout", out)
+        assert main([str(DATA / "gemini-stop.sse"), "--llm", "gemini"]) == 141
+    assert capsys.readouterr().err == ""
+
+
+def test_a_closed_output_pipe_as_a_real_subprocess() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sse_sansio", "-", "--llm", "auto", "--chunk-size", "1"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.close()  # the reader goes away before the first line
+    _, err = process.communicate((DATA / "anthropic-end-turn.sse").read_bytes(), timeout=60)
+    assert (process.returncode, err) == (141, b"")
+
+
+def test_max_event_size_applies(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(DATA / "anthropic-end-turn.sse")
+    assert main([path, "--llm", "anthropic", "--max-event-size", "64"]) == 1
+    assert "64" in capsys.readouterr().err

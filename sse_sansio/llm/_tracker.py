@@ -81,7 +81,8 @@ class Tracker:
             PayloadError: the event's data is not the JSON its dialect documents (the
                 message names the event type and its byte offset).  It is sticky: every
                 later call raises it again.
-            LocalProtocolError: an item after the end of the stream.
+            LocalProtocolError: an event or comment after the end of the stream
+                (another ``EndOfStream`` is harmless).
             TypeError: not an Event, Comment or EndOfStream (``NEED_DATA``, say).
         """
         if self._error is not None:
