@@ -32,6 +32,7 @@ from typing import IO, Any
 from ._connection import NEED_DATA, Connection
 from ._errors import RemoteProtocolError
 from ._events import Comment, EndOfStream, Event, ReceivedItem
+from .llm._dialects import DIALECT_NAMES
 
 __all__ = ["item_to_json", "main"]
 
@@ -167,6 +168,14 @@ def _parser() -> argparse.ArgumentParser:
         'since reading started, and "gap", the seconds since the previous item (for the '
         "first item, since reading started)",
     )
+    parser.add_argument(
+        "--llm",
+        choices=DIALECT_NAMES,
+        metavar="DIALECT",
+        help="judge the stream as one streamed LLM response (openai-chat, openai-responses, "
+        "anthropic, gemini, auto) and print its outcome last; exit 0 completed, 3 cut, "
+        "4 stopped, 5 failed",
+    )
     return parser
 
 
@@ -219,6 +228,7 @@ def run(
     chunk_size: int,
     timing: bool = False,
     json_data: bool = False,
+    llm: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     **options: Any,
 ) -> int:
@@ -229,9 +239,13 @@ def run(
     standard error).  With ``timing``, each line also gets ``time`` (when the read that
     completed the item returned, in seconds since reading started, by ``clock``) and
     ``gap`` (seconds since the previous item's ``time``, or since the start for the
-    first item).  ``json_data`` is item_to_json()'s.
+    first item).  ``json_data`` is item_to_json()'s.  With ``llm`` (a dialect name of
+    :mod:`sse_sansio.llm`), every item also goes to a Tracker, its outcome is the last
+    line, and the code is the outcome's (0 completed, 3 cut, 4 stopped, 5 failed; 1 for
+    data that is not the JSON its dialect documents).
     """
     conn = Connection(**options)
+    tracker = None if llm is None else _tracker(llm)
     read = getattr(source, "read1", source.read)
     recent = _Recent()
     started = previous = clock()
@@ -253,7 +267,14 @@ def run(
                     record["gap"] = round(arrived - previous, 6)
                     previous = arrived
                 _write(out, record)
+                if tracker is not None:
+                    tracker.feed(item)
                 if isinstance(item, EndOfStream):
+                    if tracker is not None:
+                        outcome = tracker.end(truncated=item.truncated)
+                        _write(out, outcome.to_json())
+                        out.flush()
+                        return outcome.exit_status
                     out.flush()
                     return EXIT_TRUNCATED if item.truncated else EXIT_CLEAN
             out.flush()
@@ -262,6 +283,13 @@ def run(
         excerpt = recent.excerpt(exc.offset)
         _error(str(exc) if excerpt is None else f"{exc}\n{excerpt}")
         return EXIT_PROTOCOL_ERROR
+
+
+def _tracker(dialect: str) -> Any:
+    """A Tracker for ``--llm``; sse_sansio.llm is imported only when asked for."""
+    from .llm import Tracker
+
+    return Tracker(dialect)
 
 
 def _error(message: str) -> None:
@@ -290,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         "errors": args.errors,
         "timing": args.timing,
         "json_data": args.json_data,
+        "llm": args.llm,
     }
     if args.max_event_size is not None:
         options["max_event_size"] = args.max_event_size

@@ -1,0 +1,56 @@
+"""sse_sansio.llm: tell a finished LLM answer from a cut, stopped or failed one.
+
+The connection ending says nothing about the model's task: each streaming API has its
+own end marker and its own words for why an answer ended, and a stream cut by a proxy
+or a timeout looks, byte by byte, like one that finished.  A :class:`Tracker` reads the
+items of one streamed response by its API's rules (the *dialect*) and reports an
+:class:`Outcome`: ``completed``, ``stopped`` (a token limit, a content filter, a
+refusal...), ``failed`` (an error inside the stream) or ``cut``, with the reason in
+words.  Optional and standard library only; the parser does not depend on it::
+
+    from sse_sansio import llm
+    from sse_sansio.testing import parse
+
+    tracker = llm.Tracker("openai-chat")
+    for item in parse(b'data: {"choices": [{"index": 0, "finish_reason": "stop"}]}\\n\\n'):
+        tracker.feed(item)
+    assert tracker.outcome.outcome == "cut"   # no data: [DONE]
+
+Dialects: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``, ``"gemini"``,
+``"auto"``, and :func:`generic` for a stream whose terminal event you name.
+"""
+
+from __future__ import annotations
+
+from ._dialects import DIALECT_NAMES, Dialect, Generic
+from ._outcome import EXIT_STATUS, Outcome, PayloadError
+from ._tracker import Tracker
+
+__all__ = [
+    "DIALECT_NAMES",
+    "EXIT_STATUS",
+    "Dialect",
+    "Outcome",
+    "PayloadError",
+    "Tracker",
+    "generic",
+]
+
+
+def generic(terminal: str, *, error: str | None = None, json: bool = False) -> Dialect:
+    """A dialect for a stream whose terminal event (and error event) you name.
+
+    The event of type ``terminal`` completes the answer; one of type ``error``, if
+    given, fails it (its ``error`` object, or the payload itself, gives the type and
+    message); the end of the stream before either is a cut.
+
+    Args:
+        terminal: The event type that ends a finished answer (``"done"``, say).
+        error: The event type of an in-band error, if the stream has one.
+        json: Decode every event's ``data`` as JSON (a :class:`PayloadError` when one
+            is not); otherwise :meth:`Tracker.feed` returns the data as text.
+
+    Returns:
+        A fresh dialect for one :class:`Tracker` (it is used up with the stream).
+    """
+    return Generic(terminal, error, json)

@@ -1,0 +1,157 @@
+# The tracker: the state machine that sees one streamed response's items and the way
+# the stream ended, and reports the outcome by its dialect's rules.
+#
+# States: open (items arrive; no verdict), settled (a terminal or error event gave the
+# verdict; later events are counted and passed through, but change nothing), ended
+# (the end of the stream was seen; the outcome is fixed), failed (a PayloadError was
+# raised; it is raised again on every later call, as the Connection's errors are).
+#
+# Precedence, in this order (docs/llm.rst says why):
+# 1. The first event that settles the outcome wins: the terminal event (completed or
+#    stopped, or a cut when it came without a finish or stop reason), or an in-band
+#    error (failed).  A cut after it loses nothing of the answer: the API had said it
+#    was over.
+# 2. Otherwise a stream that ended inside an event (EndOfStream.truncated) is a cut
+#    "mid-event": the discarded event may have been the terminal one.
+# 3. Otherwise the dialect judges the clean end: a cut "before-terminal" for every API
+#    with a terminal event; for Gemini, which has none, the candidates' finish reasons.
+
+from __future__ import annotations
+
+from typing import Any
+
+from sse_sansio._errors import LocalProtocolError
+from sse_sansio._events import Comment, EndOfStream, Event
+
+from ._dialects import Auto, Dialect, make_dialect
+from ._outcome import Outcome, PayloadError, Verdict
+
+__all__ = ["Tracker"]
+
+
+class Tracker:
+    """Judge one streamed LLM response: completed, stopped, failed or cut.
+
+    Feed it every item of the response in order (:class:`~sse_sansio.Event`,
+    :class:`~sse_sansio.Comment`) and then tell it how the stream ended, with the
+    :class:`~sse_sansio.EndOfStream` item or with :meth:`end`; :attr:`outcome` then
+    holds the :class:`Outcome`.  No I/O, no clock: it only reads the items.
+
+    Args:
+        dialect: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
+            ``"gemini"``, ``"auto"`` (detect the API from the first event only one of
+            them would send), or a dialect from :func:`generic`.
+
+    Raises:
+        ValueError: an unknown dialect name.
+    """
+
+    def __init__(self, dialect: str | Dialect = "auto") -> None:
+        self._dialect = make_dialect(dialect) if isinstance(dialect, str) else dialect
+        self._verdict: Verdict | None = None
+        self._outcome: Outcome | None = None
+        self._error: PayloadError | None = None
+        self._events = 0
+        self._last_end: int | None = None  # just past the last complete item
+
+    @property
+    def dialect(self) -> str:
+        """The dialect's name; with ``"auto"``, the one detected so far (or "auto")."""
+        dialect = self._dialect
+        if isinstance(dialect, Auto) and dialect.inner is not None:
+            return dialect.inner.name
+        return dialect.name
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """The outcome once the end of the stream was fed, else ``None``."""
+        return self._outcome
+
+    def feed(self, item: Event | Comment | EndOfStream) -> Any:
+        """Take the next item of the stream; return an event's decoded data.
+
+        For an :class:`~sse_sansio.Event`, returns its payload: the JSON-decoded
+        ``data`` where the dialect documents JSON (``None`` for OpenAI's
+        ``data: [DONE]``), the data as text for a generic dialect without JSON, and for
+        an event type the dialect does not know, the decoded JSON if the data is JSON,
+        else the text.  Returns ``None`` for a comment and for the end of the stream
+        (which sets :attr:`outcome`, as :meth:`end` does).
+
+        Raises:
+            PayloadError: the event's data is not the JSON its dialect documents (the
+                message names the event type and its byte offset).  It is sticky: every
+                later call raises it again.
+            LocalProtocolError: an event or comment after the end of the stream
+                (another ``EndOfStream`` is harmless).
+            TypeError: not an Event, Comment or EndOfStream (``NEED_DATA``, say).
+        """
+        if self._error is not None:
+            raise self._error
+        if isinstance(item, EndOfStream):
+            self.end(truncated=item.truncated)
+            return None
+        if self._outcome is not None:
+            raise LocalProtocolError("Tracker.feed() called after the end of the stream")
+        if isinstance(item, Comment):
+            self._mark_end(item.end)
+            return None
+        if not isinstance(item, Event):
+            raise TypeError(f"Tracker.feed() takes an Event, Comment or EndOfStream, not {item!r}")
+        self._events += 1
+        try:
+            payload = self._dialect.decode(item)
+        except PayloadError as exc:
+            self._error = exc
+            raise
+        self._mark_end(item.end)
+        if self._verdict is None:
+            verdict = self._dialect.observe(item, payload)
+            if verdict is not None:
+                self._verdict = verdict._replace(offset=item.start if item.start >= 0 else None)
+        return payload
+
+    def end(self, *, truncated: bool = False) -> Outcome:
+        """The stream has ended (``truncated``: inside an event); return the outcome.
+
+        Use it where the feeding helpers end the stream for you:
+        ``sse_sansio.iter_events()`` stops at a clean end (``end()``) and raises
+        ``TruncatedStreamError`` at a cut one (``end(truncated=True)``, or feed its
+        ``end_of_stream``).  Calling it again returns the same outcome.
+
+        Raises:
+            PayloadError: an earlier event's data was not JSON (the same error again).
+        """
+        if self._error is not None:
+            raise self._error
+        if self._outcome is None:
+            self._outcome = self._judge(truncated)
+        return self._outcome
+
+    def _mark_end(self, end: int) -> None:
+        if end >= 0:
+            self._last_end = end
+
+    def _judge(self, truncated: bool) -> Outcome:
+        verdict = self._verdict
+        if verdict is None and truncated:
+            verdict = Verdict(
+                "cut",
+                "the stream was cut in the middle of an event (which was discarded), "
+                f"before {self._dialect.missing()}",
+                cut="mid-event",
+            )
+        elif verdict is None:
+            verdict = self._dialect.at_end()
+        if verdict.outcome == "cut" and verdict.cut != "unfinished":
+            verdict = verdict._replace(offset=self._last_end, stop_reason=self._dialect.stop_word())
+        return Outcome(
+            outcome=verdict.outcome,
+            reason=verdict.reason,
+            dialect=self.dialect,
+            stop_reason=verdict.stop_reason,
+            error_type=verdict.error_type,
+            error_message=verdict.error_message,
+            cut=verdict.cut,
+            offset=verdict.offset,
+            events=self._events,
+        )
