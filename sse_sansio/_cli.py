@@ -32,6 +32,7 @@ from typing import IO, Any
 from ._connection import NEED_DATA, Connection
 from ._errors import RemoteProtocolError
 from ._events import Comment, EndOfStream, Event, ReceivedItem
+from .llm import Tracker
 from .llm._dialects import DIALECT_NAMES
 
 __all__ = ["item_to_json", "main"]
@@ -245,7 +246,7 @@ def run(
     data that is not the JSON its dialect documents).
     """
     conn = Connection(**options)
-    tracker = None if llm is None else _tracker(llm)
+    tracker = None if llm is None else Tracker(llm)
     read = getattr(source, "read1", source.read)
     recent = _Recent()
     started = previous = clock()
@@ -283,13 +284,6 @@ def run(
         excerpt = recent.excerpt(exc.offset)
         _error(str(exc) if excerpt is None else f"{exc}\n{excerpt}")
         return EXIT_PROTOCOL_ERROR
-
-
-def _tracker(dialect: str) -> Any:
-    """A Tracker for ``--llm``; sse_sansio.llm is imported only when asked for."""
-    from .llm import Tracker
-
-    return Tracker(dialect)
 
 
 def _error(message: str) -> None:
