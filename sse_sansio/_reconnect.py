@@ -318,12 +318,13 @@ class ReconnectPlanner:
         Raises:
             LocalProtocolError: called a second time.
         """
+        now = _check_now(now)
         if self._stop is not None:
             return self._stop
         if self._started:
             raise LocalProtocolError("start() was already called: call ended() after an attempt")
         self._started = True
-        return self._next_attempt(_check_now(now), 0.0, "the first attempt")
+        return self._next_attempt(now, 0.0, "the first attempt")
 
     def connection(self, **connection_options: Any) -> Connection:
         """A :class:`Connection` for this attempt, resuming from :attr:`last_event_id`.
