@@ -25,7 +25,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterable, Generator, Iterable
 from typing import Any, Literal, Protocol, overload
 
 from ._connection import NEED_DATA, Connection
@@ -122,7 +122,7 @@ def iter_events(
     connection: Connection | None = ...,
     end_of_stream: Literal["raise"] = ...,
     **connection_options: Any,
-) -> Iterator[Event | Comment]: ...
+) -> Generator[Event | Comment, None, None]: ...
 @overload
 def iter_events(
     chunks: Chunks,
@@ -130,14 +130,14 @@ def iter_events(
     connection: Connection | None = ...,
     end_of_stream: Literal["yield"],
     **connection_options: Any,
-) -> Iterator[Event | Comment | EndOfStream]: ...
+) -> Generator[Event | Comment | EndOfStream, None, None]: ...
 def iter_events(
     chunks: Chunks,
     *,
     connection: Connection | None = None,
     end_of_stream: EndOfStreamMode = "raise",
     **connection_options: Any,
-) -> Iterator[Event | Comment | EndOfStream]:
+) -> Generator[Event | Comment | EndOfStream, None, None]:
     """Parse a whole stream from an iterable of byte chunks; yield its items.
 
     ``chunks`` is anything that gives bytes: httpx's ``response.iter_raw()``, a list, a
@@ -176,7 +176,7 @@ def _iter_events(
     conn: Connection,
     chunks: Iterable[bytes | bytearray | memoryview],
     mode: EndOfStreamMode,
-) -> Iterator[Event | Comment | EndOfStream]:
+) -> Generator[Event | Comment | EndOfStream, None, None]:
     next_event = conn.next_event
     receive_data = conn.receive_data
     source = iter(chunks)
@@ -208,7 +208,7 @@ def aiter_events(
     connection: Connection | None = ...,
     end_of_stream: Literal["raise"] = ...,
     **connection_options: Any,
-) -> AsyncIterator[Event | Comment]: ...
+) -> AsyncGenerator[Event | Comment, None]: ...
 @overload
 def aiter_events(
     async_chunks: AsyncChunks,
@@ -216,14 +216,14 @@ def aiter_events(
     connection: Connection | None = ...,
     end_of_stream: Literal["yield"],
     **connection_options: Any,
-) -> AsyncIterator[Event | Comment | EndOfStream]: ...
+) -> AsyncGenerator[Event | Comment | EndOfStream, None]: ...
 def aiter_events(
     async_chunks: AsyncChunks,
     *,
     connection: Connection | None = None,
     end_of_stream: EndOfStreamMode = "raise",
     **connection_options: Any,
-) -> AsyncIterator[Event | Comment | EndOfStream]:
+) -> AsyncGenerator[Event | Comment | EndOfStream, None]:
     """:func:`iter_events` for an async iterable of byte chunks.
 
     ``async_chunks`` is httpx's ``response.aiter_raw()``, aiohttp's
@@ -238,7 +238,7 @@ def aiter_events(
 
 async def _aiter_events(
     conn: Connection, chunks: AsyncChunks, mode: EndOfStreamMode
-) -> AsyncIterator[Event | Comment | EndOfStream]:
+) -> AsyncGenerator[Event | Comment | EndOfStream, None]:
     next_event = conn.next_event
     receive_data = conn.receive_data
     source = aiter(chunks)

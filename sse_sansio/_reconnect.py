@@ -42,7 +42,8 @@ from __future__ import annotations
 import enum
 import random as _random
 import socket
-from collections.abc import AsyncIterator, Collection, Iterator
+from collections.abc import AsyncGenerator, Collection, Generator
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -357,7 +358,7 @@ class ReconnectPlanner:
         *,
         decoded: bool = False,
         **connection_options: Any,
-    ) -> Iterator[Event | Comment]:
+    ) -> Generator[Event | Comment, None, None]:
         """Check the response (when given its status and headers), then yield the
         events of its body, as :func:`iter_events` does, counting them for the planner.
 
@@ -383,7 +384,7 @@ class ReconnectPlanner:
         *,
         decoded: bool = False,
         **connection_options: Any,
-    ) -> AsyncIterator[Event | Comment]:
+    ) -> AsyncGenerator[Event | Comment, None]:
         """:meth:`events` for an async iterable of chunks (see :func:`aiter_events`)."""
         if status is not None:
             result = self.check(status, {} if headers is None else headers, decoded=decoded)
@@ -391,9 +392,11 @@ class ReconnectPlanner:
                 first = await anext(aiter(async_chunks), b"")
                 raise result.error(first)
         conn = self.connection(**connection_options)
-        async for item in aiter_events(async_chunks, connection=conn):
-            self.received(item)
-            yield item
+        # Closed here when the caller stops early, not left to the garbage collector.
+        async with aclosing(aiter_events(async_chunks, connection=conn)) as items:
+            async for item in items:
+                self.received(item)
+                yield item
 
     def ended(
         self,
@@ -490,7 +493,9 @@ class ReconnectPlanner:
     def _backing_off(self, now: float, what: str, error: BaseException | None) -> Decision:
         if self._max_attempts is not None and self._failures >= self._max_attempts:
             return self._stopping(
-                StopCause.GAVE_UP, f"{what}; {self._failures} attempts in a row failed", error
+                StopCause.GAVE_UP,
+                f"{what}; {self._failures} attempts in a row failed or brought no event",
+                error,
             )
         return self._next_attempt(now, self._delay(), what)
 
