@@ -212,8 +212,8 @@ def describe_body(body: bytes | bytearray | memoryview, *, limit: int = SHOWN) -
         limit: The most characters of the body to show.
 
     Returns:
-        One line of text, such as ``'a JSON error: "Invalid API key"; the body starts:
-        \\'{"error": ...\\''``.
+        One line of text, such as: a JSON error: 'Invalid API key'; the body starts:
+        '{"error": {"message": "Invalid API key"}}'.
     """
     data = bytes(body)
     if not data:
