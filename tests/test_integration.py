@@ -215,9 +215,9 @@ def test_socket_client_reports_a_stream_cut_mid_event(app_port: int) -> None:
 @pytest.mark.parametrize(
     ("path", "expected"),
     [
-        ("/missing", ["404", "application/json", '{"error":"no such stream","code":404}']),
-        ("/html", ["200", "text/html", "<h1>Please log in</h1>"]),
-        ("/empty", ["204", "do not reconnect"]),
+        ("/missing", ["404", "a JSON error: 'no such stream'", '{"error":"no such stream"']),
+        ("/html", ["200", "got 'text/html", "an HTML page", "<h1>Please log in</h1>"]),
+        ("/empty", ["204 No Content", "do not reconnect"]),
     ],
 )
 def test_h11_client_reports_a_response_that_is_not_a_stream(
@@ -649,3 +649,44 @@ def test_client_example_resumes_after_the_server_was_killed_mid_stream(
     assert reports, "the client never reconnected"
     # What it resumed from: event 4, or one the old server sent just before it died.
     assert int(plan.last_event_id) >= 4
+
+
+# ---- every example's main() reports the library's errors without a traceback ------------
+
+MAINS: dict[str, Callable[[int, str], list[str]]] = {
+    "socket_client": lambda port, path: ["--port", str(port), "--path", path],
+    "h11_client": lambda port, path: ["--port", str(port), "--path", path],
+    "asyncio_client": lambda port, path: ["--port", str(port), "--path", path],
+    "anyio_client": lambda port, path: ["--port", str(port), "--path", path, "--mode", "single"],
+    "httpx_client": lambda port, path: [f"http://127.0.0.1:{port}{path}", "--mode", "single"],
+    "httpx_async_client": lambda port, path: [
+        f"http://127.0.0.1:{port}{path}",
+        "--mode",
+        "single",
+    ],
+    "aiohttp_client": lambda port, path: [f"http://127.0.0.1:{port}{path}", "--mode", "single"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAINS))
+def test_example_main_reports_invalid_utf8_without_a_traceback(
+    app_port: int, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An invalid UTF-8 byte used to end the first three in a traceback.
+    assert load_example(name).main(MAINS[name](app_port, "/bad")) == 1
+    captured = capsys.readouterr()
+    assert "event 'message' id='b1': '好'" in captured.out
+    assert "Traceback" not in captured.err
+    (error,) = [line for line in captured.err.splitlines() if line.startswith("error: ")]
+    assert "invalid UTF-8" in error
+    assert "at byte offset" in error
+
+
+@pytest.mark.parametrize("name", sorted(MAINS))
+def test_example_main_shows_a_json_error(
+    app_port: int, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert load_example(name).main(MAINS[name](app_port, "/missing")) == 1
+    err = capsys.readouterr().err
+    assert "error: " in err
+    assert "a JSON error: 'no such stream'" in err
