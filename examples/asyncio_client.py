@@ -24,7 +24,16 @@ from collections.abc import AsyncIterator
 
 import h11
 
-from sse_sansio import NEED_DATA, Comment, Connection, EndOfStream, Event, ReceivedItem
+import sse_sansio
+from sse_sansio import (
+    NEED_DATA,
+    Comment,
+    Connection,
+    EndOfStream,
+    Event,
+    ReceivedItem,
+    check_response,
+)
 
 
 class NotAnEventStream(Exception):
@@ -82,18 +91,13 @@ async def events(
         while isinstance(response, h11.InformationalResponse):
             response = await next_http_event()
         assert isinstance(response, h11.Response)
-        content_type = dict(response.headers).get(b"content-type", b"").decode("latin-1")
-        if response.status_code != 200 or (
-            content_type.split(";")[0].strip().lower() != "text/event-stream"
-        ):
+        check = check_response(response.status_code, response.headers)
+        if not check.streams:
             body = b""  # at most 4 KiB: the body of a wrong response may never end
             while len(body) < 4096 and isinstance(event := await next_http_event(), h11.Data):
                 body += event.data
             status = f"{response.status_code} {response.reason.decode('latin-1')}"
-            raise NotAnEventStream(
-                f"expected 200 text/event-stream, got {status} with Content-Type "
-                f"{content_type!r}; body: {body[:4096].decode('utf-8', 'replace')!r}"
-            )
+            raise NotAnEventStream(f"{status}: {check.error(body)}")
 
         # ---- stream: every h11.Data payload goes to the parser ---------------------
         conn = Connection(last_event_id=last_event_id)
@@ -151,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return asyncio.run(run())
-    except (NotAnEventStream, OSError, h11.ProtocolError) as exc:
+    except (NotAnEventStream, OSError, h11.ProtocolError, sse_sansio.ProtocolError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
 

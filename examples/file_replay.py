@@ -3,7 +3,8 @@
 What it shows: the parser does not care where bytes come from or how they are split.
 The file is read ``--chunk-size`` bytes at a time (1 replays it byte by byte, the
 harshest split a network can produce), each chunk goes to ``receive_data()``, and the
-empty read at end of file becomes ``receive_data(b"")``, the end of the stream.
+empty read at end of file becomes ``receive_data(b"")``, the end of the stream: here
+``iter_events()`` does both.
 Whatever the chunk size, the same items come out.
 
 Run it on the sample capture, or on a stream saved with ``curl -N URL > FILE``::
@@ -18,29 +19,22 @@ import sys
 from collections.abc import Iterator
 
 from sse_sansio import (
-    NEED_DATA,
     Comment,
-    Connection,
     EndOfStream,
     Event,
     ReceivedItem,
     RemoteProtocolError,
+    iter_events,
 )
 
 
 def replay(path: str, chunk_size: int = 16) -> Iterator[ReceivedItem]:
     """Yield every item of the stream saved in ``path``, ending with its EndOfStream."""
-    conn = Connection()
     with open(path, "rb") as stream:
-        # ---- feed a chunk whenever the parser runs dry --------------------------------
-        while True:
-            item = conn.next_event()
-            if item is NEED_DATA:
-                conn.receive_data(stream.read(chunk_size))  # b"" at end of file
-                continue
-            yield item
-            if isinstance(item, EndOfStream):
-                return
+        # iter_events() feeds a chunk whenever the parser runs dry, and ends the stream
+        # at the empty read at end of file; "yield" hands out the EndOfStream too.
+        chunks = iter(lambda: stream.read(chunk_size), b"")
+        yield from iter_events(chunks, end_of_stream="yield")
 
 
 def describe(item: ReceivedItem) -> str:

@@ -31,7 +31,16 @@ from collections.abc import Iterator
 
 import h11
 
-from sse_sansio import NEED_DATA, Comment, Connection, EndOfStream, Event, ReceivedItem
+import sse_sansio
+from sse_sansio import (
+    NEED_DATA,
+    Comment,
+    Connection,
+    EndOfStream,
+    Event,
+    ReceivedItem,
+    check_response,
+)
 
 
 class NotAnEventStream(Exception):
@@ -77,20 +86,13 @@ def events(
         while isinstance(response, h11.InformationalResponse):  # 1xx: not the answer yet
             response = _next_http_event(http, sock)
         assert isinstance(response, h11.Response)
-        content_type = dict(response.headers).get(b"content-type", b"").decode("latin-1")
-        if response.status_code != 200 or (
-            content_type.split(";")[0].strip().lower() != "text/event-stream"
-        ):
+        check = check_response(response.status_code, response.headers)
+        if not check.streams:
             body = b""  # at most 4 KiB: the body of a wrong response may never end
             while len(body) < 4096 and isinstance(event := _next_http_event(http, sock), h11.Data):
                 body += event.data
             status = f"{response.status_code} {response.reason.decode('latin-1')}"
-            if response.status_code == 204:
-                status += " (the server has no stream for us: do not reconnect)"
-            raise NotAnEventStream(
-                f"expected 200 text/event-stream, got {status} with Content-Type "
-                f"{content_type!r}; body: {body[:4096].decode('utf-8', 'replace')!r}"
-            )
+            raise NotAnEventStream(f"{status}: {check.error(body)}")
 
         # ---- stream: every h11.Data payload goes to the parser ---------------------
         conn = Connection(last_event_id=last_event_id)
@@ -138,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             print(describe(item), flush=True)
             if isinstance(item, EndOfStream) and item.truncated:
                 return 1
-    except (NotAnEventStream, OSError, h11.ProtocolError) as exc:
+    except (NotAnEventStream, OSError, h11.ProtocolError, sse_sansio.ProtocolError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -27,7 +27,16 @@ import socket
 import sys
 from collections.abc import Iterator
 
-from sse_sansio import NEED_DATA, Comment, Connection, EndOfStream, Event, ReceivedItem
+import sse_sansio
+from sse_sansio import (
+    NEED_DATA,
+    Comment,
+    Connection,
+    EndOfStream,
+    Event,
+    ReceivedItem,
+    check_response,
+)
 
 
 class NotAnEventStream(Exception):
@@ -65,22 +74,14 @@ def events(
             received += data
         head, _, body = received.partition(b"\r\n\r\n")
         status_line, *header_lines = head.decode("latin-1").split("\r\n")
-        status = int(status_line.split()[1])
-        headers = {}
-        for line in header_lines:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        content_type = headers.get("content-type", "")
-        if status != 200 or content_type.split(";")[0].strip().lower() != "text/event-stream":
+        headers = [line.partition(":")[::2] for line in header_lines]
+        check = check_response(int(status_line.split()[1]), headers)
+        if not check.streams:
             # Show what the server said instead (an error page, a JSON error): at most
             # 4 KiB of it, since the body of a wrong response may never end.
             while len(body) < 4096 and (data := sock.recv(4096)):
                 body += data
-            text = body[:4096].decode("utf-8", "replace")
-            raise NotAnEventStream(
-                f"expected 200 text/event-stream, got {status_line!r} with Content-Type "
-                f"{content_type!r}; body: {text!r}"
-            )
+            raise NotAnEventStream(f"{status_line}: {check.error(body)}")
 
         # ---- stream: every recv() result goes to the parser unchanged ---------------
         conn = Connection()
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             print(describe(item), flush=True)
             if isinstance(item, EndOfStream) and item.truncated:
                 return 1
-    except (NotAnEventStream, OSError) as exc:
+    except (NotAnEventStream, OSError, sse_sansio.ProtocolError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

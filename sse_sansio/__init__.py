@@ -10,6 +10,9 @@ every socket and file.  Standard library only.
 from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, Connection, NeedData
 from ._errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._events import Comment, EndOfStream, Event, ReceivedItem
+from ._feeding import TruncatedStreamError, aiter_events, iter_events
+from ._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
+from ._response import ResponseCheck, ResponseError, check_response, describe_body
 from ._serializer import serialize
 
 # The one place the version is written: pyproject.toml reads it from here (hatch).
@@ -19,6 +22,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
     "NEED_DATA",
+    "AttemptEnd",
     "Comment",
     "Connection",
     "EndOfStream",
@@ -27,7 +31,18 @@ __all__ = [
     "NeedData",
     "ProtocolError",
     "ReceivedItem",
+    "Reconnect",
+    "ReconnectPlanner",
     "RemoteProtocolError",
+    "ResponseCheck",
+    "ResponseError",
+    "Stop",
+    "StopCause",
+    "TruncatedStreamError",
     "__version__",
+    "aiter_events",
+    "check_response",
+    "describe_body",
+    "iter_events",
     "serialize",
 ]

@@ -58,7 +58,7 @@ STREAM: list[Sent] = [
 ]
 
 
-async def _events(after: str) -> AsyncIterator[ServerSentEvent]:
+async def _events(after: str, pause: float = PAUSE) -> AsyncIterator[ServerSentEvent]:
     # With Last-Event-ID: resume after that id, as a server that keeps history would.
     skipping = any(sent.id == after for sent in STREAM) if after else False
     for sent in STREAM:
@@ -66,13 +66,17 @@ async def _events(after: str) -> AsyncIterator[ServerSentEvent]:
             skipping = sent.id != after
             continue
         yield ServerSentEvent(sent.data, event=sent.event, id=sent.id, retry=sent.retry)
-        await asyncio.sleep(PAUSE)
+        await asyncio.sleep(pause)
 
 
 async def stream(request: Request) -> Response:
-    """``/stream``: STREAM, resumed after the ``Last-Event-ID`` request header if any."""
+    """``/stream``: STREAM, resumed after the ``Last-Event-ID`` request header if any.
+
+    ``?pause=SECONDS`` sets the pause between events (a slow stream, to be cut).
+    """
     after = request.headers.get("last-event-id", "")
-    return EventSourceResponse(_events(after), ping=PING_INTERVAL)
+    pause = float(request.query_params.get("pause", PAUSE))
+    return EventSourceResponse(_events(after, pause), ping=PING_INTERVAL)
 
 
 # What /cut sends before it dies: two whole events, then half of a third.
@@ -100,6 +104,22 @@ async def cut(request: Request) -> Response:
     return EventSourceResponse(_cut_events(), ping=0)
 
 
+# What /bad sends: one good event, then one whose data holds a byte that is not UTF-8.
+BAD_EVENTS = [Sent("好", id="b1")]
+BAD_TAIL = b"data: caf\xe9\r\n\r\n"  # Latin-1, not UTF-8
+
+
+async def _bad_events() -> AsyncIterator[ServerSentEvent | bytes]:
+    for sent in BAD_EVENTS:
+        yield ServerSentEvent(sent.data, id=sent.id)
+    yield BAD_TAIL
+
+
+async def bad(request: Request) -> Response:
+    """``/bad``: a good event, then invalid UTF-8 (a server that sends Latin-1)."""
+    return EventSourceResponse(_bad_events(), ping=0)
+
+
 async def missing(request: Request) -> Response:
     """``/missing``: a JSON error, as an API gateway in front of a stream would send."""
     return JSONResponse({"error": "no such stream", "code": 404}, status_code=404)
@@ -119,6 +139,7 @@ app = Starlette(
     routes=[
         Route("/stream", stream),
         Route("/cut", cut),
+        Route("/bad", bad),
         Route("/missing", missing),
         Route("/html", html),
         Route("/empty", empty),

@@ -22,10 +22,21 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import h11
 import pytest
 
-from sse_sansio import Comment, EndOfStream, Event, ReceivedItem
+from sse_sansio import (
+    Comment,
+    EndOfStream,
+    Event,
+    ReceivedItem,
+    ReconnectPlanner,
+    RemoteProtocolError,
+    ResponseError,
+    StopCause,
+    TruncatedStreamError,
+)
 
 from .sse_app import BIG, CUT_EVENTS, MULTILINE, STREAM, Sent
 from .test_examples import (
@@ -204,9 +215,9 @@ def test_socket_client_reports_a_stream_cut_mid_event(app_port: int) -> None:
 @pytest.mark.parametrize(
     ("path", "expected"),
     [
-        ("/missing", ["404", "application/json", '{"error":"no such stream","code":404}']),
-        ("/html", ["200", "text/html", "<h1>Please log in</h1>"]),
-        ("/empty", ["204", "do not reconnect"]),
+        ("/missing", ["404", "a JSON error: 'no such stream'", '{"error":"no such stream"']),
+        ("/html", ["200", "got 'text/html", "an HTML page", "<h1>Please log in</h1>"]),
+        ("/empty", ["204 No Content", "do not reconnect"]),
     ],
 )
 def test_h11_client_reports_a_response_that_is_not_a_stream(
@@ -427,3 +438,255 @@ def test_proxy_reports_a_non_stream_upstream(tapped_proxy: Callable[..., tuple[i
     assert "502 Bad Gateway" in str(error)
     assert "upstream answered 404 application/json" in str(error)
     assert "no such stream" in str(error)
+
+
+# ---- the client helpers' examples: httpx, httpx async, aiohttp, anyio on asyncio and trio ----
+
+CLIENTS = [
+    "httpx_client",
+    "httpx_async_client",
+    "aiohttp_client",
+    "anyio_client:asyncio",
+    "anyio_client:trio",
+]
+
+
+def consume(
+    client: str,
+    port: int,
+    path: str,
+    plan: ReconnectPlanner,
+    on_item: Callable[[Event | Comment], bool] = lambda item: False,
+    reports: list[str] | None = None,
+) -> tuple[list[Event | Comment], BaseException | None]:
+    """Run one of the examples' ``events()``; stop reading when ``on_item`` says so.
+
+    Returns the items read and the exception that ended the iteration, if any.
+    """
+    name, _, backend = client.partition(":")
+    module = load_example(name)
+    url = f"http://127.0.0.1:{port}{path}"
+    items: list[Event | Comment] = []
+    report = reports.append if reports is not None else (lambda reason: None)
+    if name == "httpx_client":
+        generator = module.events(url, plan, read_timeout=TIMEOUT, report=report)
+        try:
+            for item in generator:
+                items.append(item)
+                if on_item(item):
+                    break
+        except Exception as exc:
+            return items, exc
+        finally:
+            generator.close()
+        return items, None
+
+    async def drain() -> None:
+        if name == "anyio_client":
+            agen = module.events("127.0.0.1", port, path, plan, read_timeout=TIMEOUT, report=report)
+        else:
+            agen = module.events(url, plan, read_timeout=TIMEOUT, report=report)
+        try:
+            with anyio.fail_after(3 * TIMEOUT):
+                async for item in agen:
+                    items.append(item)
+                    if on_item(item):
+                        break
+        finally:
+            await agen.aclose()
+
+    try:
+        anyio.run(drain, backend=backend or "asyncio")
+    except Exception as exc:
+        return items, exc
+    return items, None
+
+
+def only_events(items: list[Event | Comment]) -> list[Event]:
+    return [item for item in items if isinstance(item, Event)]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_client_example_reads_the_whole_stream_once(app_port: int, client: str) -> None:
+    plan = ReconnectPlanner(mode="single")
+    items, error = consume(client, app_port, "/stream", plan)
+    assert error is None
+    assert only_events(items) == EXPECTED
+    assert any(is_ping(item) for item in items)
+    assert plan.stopped is not None
+    assert plan.stopped.cause is StopCause.COMPLETED
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_client_example_reports_a_cut_and_does_not_replay_it(app_port: int, client: str) -> None:
+    plan = ReconnectPlanner(mode="single")
+    items, error = consume(client, app_port, "/cut", plan)
+    assert only_events(items) == CUT_EXPECTED
+    assert plan.stopped is not None
+    assert plan.stopped.cause is StopCause.FAILED  # one request, never repeated
+    assert error is plan.stopped.error
+    # httpx and aiohttp see the HTTP body cut first; over HTTP/1.0 only the parser can.
+    if client.startswith("anyio"):
+        assert isinstance(error, TruncatedStreamError)
+        assert error.end_of_stream.partial_event
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [
+        ("/missing", "got 404 not found: check the URL; a JSON error: 'no such stream'"),
+        ("/html", "got 'text/html; charset=utf-8'"),
+    ],
+)
+def test_client_example_refuses_what_is_not_a_stream(
+    app_port: int, client: str, path: str, shown: str
+) -> None:
+    plan = ReconnectPlanner()  # EventSource rules: a refused response is never retried
+    items, error = consume(client, app_port, path, plan)
+    assert items == []
+    assert isinstance(error, ResponseError)
+    assert shown in str(error)
+    assert "the body starts: " in str(error)
+    assert plan.stopped is not None
+    assert plan.stopped.cause is StopCause.REFUSED
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_client_example_stops_quietly_on_204(app_port: int, client: str) -> None:
+    plan = ReconnectPlanner()
+    items, error = consume(client, app_port, "/empty", plan)
+    assert (items, error) == ([], None)
+    assert plan.stopped is not None
+    assert plan.stopped.cause is StopCause.NO_CONTENT
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_client_example_retries_a_protocol_error_only_while_the_id_moves(
+    app_port: int, client: str
+) -> None:
+    # /bad sends event b1, then invalid UTF-8.  The id moved from "" to "b1": worth one
+    # more try, resuming after b1; that try gets the same bytes and the id stays put.
+    plan = ReconnectPlanner(initial_delay=0.01)
+    reports: list[str] = []
+    items, error = consume(client, app_port, "/bad", plan, reports=reports)
+    assert only_events(items) == [Event(data="好", id="b1")] * 2  # /bad ignores the id
+    assert type(error) is RemoteProtocolError
+    assert "invalid UTF-8" in str(error)
+    assert plan.stopped is not None
+    assert plan.stopped.cause is StopCause.PROTOCOL_ERROR
+    assert len(reports) == 1
+    assert reports[0].startswith("protocol error (RemoteProtocolError: invalid UTF-8")
+
+
+class RestartableApp:
+    """tests/sse_app.py in a subprocess that a test can kill and start again on its port."""
+
+    def __init__(self) -> None:
+        self.port = 0
+        self.process: subprocess.Popen[str] | None = None
+
+    def start(self) -> None:
+        command = [sys.executable, str(HERE / "sse_app.py"), "--port", str(self.port)]
+        self.process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=subprocess_env(),
+            text=True,
+        )
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], 30)
+        assert ready, "the app did not start within 30 s"
+        line = self.process.stdout.readline()
+        assert line.startswith("port "), line
+        self.port = int(line.split()[1])
+
+    def kill(self) -> None:
+        """SIGKILL: the server dies mid-stream, with no chance to end anything cleanly."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(TIMEOUT)
+        assert self.process.stdout is not None
+        self.process.stdout.close()
+
+
+@pytest.fixture
+def restartable_app() -> Iterator[RestartableApp]:
+    app = RestartableApp()
+    app.start()
+    try:
+        yield app
+    finally:
+        app.kill()
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_client_example_resumes_after_the_server_was_killed_mid_stream(
+    restartable_app: RestartableApp, client: str
+) -> None:
+    # A slow stream (50 ms between events); once event 4 arrives, the server is killed
+    # and started again on the same port.  The client reconnects with Last-Event-ID,
+    # the new server resumes after it, and the client sees every event exactly once:
+    # a reconnect without the header would repeat events 1 to 4.
+    killed = False
+
+    def on_item(item: Event | Comment) -> bool:
+        nonlocal killed
+        if isinstance(item, Event) and item.id == "4" and not killed:
+            restartable_app.kill()
+            restartable_app.start()
+            killed = True
+        return isinstance(item, Event) and item.type == "done"
+
+    plan = ReconnectPlanner(initial_delay=0.05, max_delay=0.5, max_attempts=20)
+    reports: list[str] = []
+    port = restartable_app.port
+    items, error = consume(client, port, "/stream?pause=0.05", plan, on_item, reports)
+    assert error is None
+    assert killed
+    assert only_events(items) == EXPECTED
+    assert reports, "the client never reconnected"
+    # What it resumed from: event 4, or one the old server sent just before it died.
+    assert int(plan.last_event_id) >= 4
+
+
+# ---- every example's main() reports the library's errors without a traceback ------------
+
+MAINS: dict[str, Callable[[int, str], list[str]]] = {
+    "socket_client": lambda port, path: ["--port", str(port), "--path", path],
+    "h11_client": lambda port, path: ["--port", str(port), "--path", path],
+    "asyncio_client": lambda port, path: ["--port", str(port), "--path", path],
+    "anyio_client": lambda port, path: ["--port", str(port), "--path", path, "--mode", "single"],
+    "httpx_client": lambda port, path: [f"http://127.0.0.1:{port}{path}", "--mode", "single"],
+    "httpx_async_client": lambda port, path: [
+        f"http://127.0.0.1:{port}{path}",
+        "--mode",
+        "single",
+    ],
+    "aiohttp_client": lambda port, path: [f"http://127.0.0.1:{port}{path}", "--mode", "single"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAINS))
+def test_example_main_reports_invalid_utf8_without_a_traceback(
+    app_port: int, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An invalid UTF-8 byte used to end the first three in a traceback.
+    assert load_example(name).main(MAINS[name](app_port, "/bad")) == 1
+    captured = capsys.readouterr()
+    assert "event 'message' id='b1': '好'" in captured.out
+    assert "Traceback" not in captured.err
+    (error,) = [line for line in captured.err.splitlines() if line.startswith("error: ")]
+    assert "invalid UTF-8" in error
+    assert "at byte offset" in error
+
+
+@pytest.mark.parametrize("name", sorted(MAINS))
+def test_example_main_shows_a_json_error(
+    app_port: int, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert load_example(name).main(MAINS[name](app_port, "/missing")) == 1
+    err = capsys.readouterr().err
+    assert "error: " in err
+    assert "a JSON error: 'no such stream'" in err

@@ -30,7 +30,7 @@ class FakeSocket:
 
 
 def _read_stream() -> Any:
-    (block,) = _python_blocks()
+    (block,) = [block for block in _python_blocks() if "def read_stream" in block]
     namespace: dict[str, Any] = {}
     exec(compile(block, "README.md", "exec"), namespace)
     return namespace["read_stream"]

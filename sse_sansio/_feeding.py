@@ -1,0 +1,263 @@
+# The feeding helpers: chunks in, items out, the end of the stream never forgotten.
+#
+# iter_events() and aiter_events() are the drain loop of Connection written once: feed
+# each chunk, hand out every item it completes, and when the chunks run out call
+# receive_data(b"") themselves.  That last call is the one a hand-written loop forgets,
+# and without it a stream cut in the middle of an event looks exactly like one that is
+# still open: the unfinished event is silently lost.  So the default shape is:
+#
+# - Event and Comment items are yielded in stream order, and only those: the caller's
+#   loop body never has to test for NEED_DATA or EndOfStream.
+# - A clean end stops the iteration, as the end of any Python iterable does.
+# - A cut end (EndOfStream.truncated) raises TruncatedStreamError, a RemoteProtocolError,
+#   after every complete item has been yielded.  An exception and not a last item,
+#   because a last item is what a newcomer's ``for`` loop ignores; an exception cannot
+#   be ignored by accident, and ``except sse_sansio.RemoteProtocolError`` (or
+#   ProtocolError) already in the code catches it.  ``end_of_stream="yield"`` hands out
+#   the EndOfStream item instead, for callers (proxies, recorders) that handle it.
+# - Errors from the parser propagate unchanged, with their byte offsets.
+#
+# Invariants: a chunk is fed only when the parser has returned NEED_DATA, so at most one
+# chunk is buffered beyond what the caller has consumed (the pull model is kept); empty
+# chunks are skipped, since b"" would end the stream early; nothing here reads a clock,
+# opens a socket or knows an HTTP client.
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncGenerator, AsyncIterable, Generator, Iterable
+from typing import Any, Literal, Protocol, overload
+
+from ._connection import NEED_DATA, Connection
+from ._errors import RemoteProtocolError
+from ._events import Comment, EndOfStream, Event
+
+__all__ = ["READ_SIZE", "TruncatedStreamError", "aiter_events", "iter_events"]
+
+# How many bytes a file object is asked for at a time: the parser's window size, so
+# that one read is one window.
+READ_SIZE = 64 * 1024
+
+
+class TruncatedStreamError(RemoteProtocolError):
+    """The stream ended in the middle of a line or an event (``EndOfStream.truncated``).
+
+    Every complete item before the cut was yielded; what the cut left unfinished was
+    discarded, as the standard says, and this error reports it.
+
+    Attributes:
+        end_of_stream: The :class:`EndOfStream` item, with ``partial_line`` and
+            ``partial_event``.
+        offset: The stream offset where the discarded part starts: the first byte of
+            the unterminated last line (the total bytes received when the stream ended
+            on a line end).  When ``end_of_stream.partial_event`` is true, the lines of
+            that event before this offset were discarded too.
+    """
+
+    def __init__(self, end_of_stream: EndOfStream, *, offset: int) -> None:
+        what = "an event" if end_of_stream.partial_event else "a line"
+        super().__init__(
+            f"the stream was cut in the middle of {what} ({end_of_stream.partial_line} bytes"
+            f" of an unterminated line discarded) at byte offset {offset}",
+            offset=offset,
+        )
+        self.end_of_stream = end_of_stream
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_truncated, (self.end_of_stream, self.offset))
+
+
+def _rebuild_truncated(end_of_stream: EndOfStream, offset: int) -> TruncatedStreamError:
+    return TruncatedStreamError(end_of_stream, offset=offset)
+
+
+class _BinaryReader(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+Chunk = bytes | bytearray | memoryview
+Chunks = Iterable[Chunk] | _BinaryReader
+AsyncChunks = AsyncIterable[Chunk]
+EndOfStreamMode = Literal["raise", "yield"]
+
+
+def _connection(connection: Connection | None, options: dict[str, Any]) -> Connection:
+    if connection is None:
+        return Connection(**options)
+    if options:
+        raise TypeError(
+            f"pass either connection= or Connection options, not both: {sorted(options)}"
+        )
+    return connection
+
+
+def chunks_of(chunks: Chunks) -> Iterable[Chunk]:
+    if isinstance(chunks, io.TextIOBase):
+        raise TypeError("iter_events() needs bytes: open the file in binary mode ('rb')")
+    if hasattr(chunks, "read"):
+        # A file object: read it in blocks (iterating it would split it into lines).
+        read = chunks.read
+        return iter(lambda: read(READ_SIZE), b"")
+    return chunks
+
+
+def _end(item: EndOfStream, received: int, mode: EndOfStreamMode) -> EndOfStream | None:
+    """What a feeding helper does with the EndOfStream: None to stop, or the item."""
+    if mode == "yield":
+        return item
+    if item.truncated:
+        raise TruncatedStreamError(item, offset=received - item.partial_line)
+    return None
+
+
+def _check_mode(end_of_stream: str) -> None:
+    if end_of_stream not in ("raise", "yield"):
+        raise ValueError(f'end_of_stream must be "raise" or "yield", not {end_of_stream!r}')
+
+
+@overload
+def iter_events(
+    chunks: Chunks,
+    *,
+    connection: Connection | None = ...,
+    end_of_stream: Literal["raise"] = ...,
+    **connection_options: Any,
+) -> Generator[Event | Comment, None, None]: ...
+@overload
+def iter_events(
+    chunks: Chunks,
+    *,
+    connection: Connection | None = ...,
+    end_of_stream: Literal["yield"],
+    **connection_options: Any,
+) -> Generator[Event | Comment | EndOfStream, None, None]: ...
+def iter_events(
+    chunks: Chunks,
+    *,
+    connection: Connection | None = None,
+    end_of_stream: EndOfStreamMode = "raise",
+    **connection_options: Any,
+) -> Generator[Event | Comment | EndOfStream, None, None]:
+    """Parse a whole stream from an iterable of byte chunks; yield its items.
+
+    ``chunks`` is anything that gives bytes: httpx's ``response.iter_raw()``, a list, a
+    generator, or a binary file object (read in blocks of :data:`READ_SIZE` bytes).
+    When the chunks run out, the stream is ended (``receive_data(b"")``) for you.
+
+    Args:
+        chunks: An iterable of ``bytes``, ``bytearray`` or ``memoryview``, or a file
+            object opened in binary mode.  Empty chunks are skipped.
+        connection: A :class:`Connection` to feed, so that you can read its
+            ``last_event_id`` and ``retry`` afterwards (to reconnect); by default a new
+            one made with ``connection_options``.
+        end_of_stream: ``"raise"`` (the default): a clean end stops the iteration, a
+            cut end raises :class:`TruncatedStreamError`.  ``"yield"``: the
+            :class:`EndOfStream` item is yielded last, whatever it says.
+        **connection_options: Passed to :class:`Connection` (``errors``,
+            ``last_event_id``, ``max_event_size``, ``keep_raw``).
+
+    Yields:
+        Each :class:`Event` and :class:`Comment`, in stream order.
+
+    Raises:
+        TruncatedStreamError: the stream ended in the middle of a line or an event;
+            every complete item before it was yielded.
+        RemoteProtocolError: from the parser (invalid UTF-8, an event too large),
+            after every item before the bad byte.
+        TypeError: a text file, a chunk that is not bytes, or both ``connection`` and
+            Connection options.
+    """
+    _check_mode(end_of_stream)
+    conn = _connection(connection, connection_options)
+    return _iter_events(conn, chunks_of(chunks), end_of_stream)
+
+
+def _iter_events(
+    conn: Connection,
+    chunks: Iterable[bytes | bytearray | memoryview],
+    mode: EndOfStreamMode,
+) -> Generator[Event | Comment | EndOfStream, None, None]:
+    next_event = conn.next_event
+    receive_data = conn.receive_data
+    source = iter(chunks)
+    received = 0
+    while True:
+        item = next_event()
+        if item is NEED_DATA:
+            chunk = next(source, None)
+            while chunk is not None and not chunk:  # an empty chunk is not the end
+                chunk = next(source, None)
+            if chunk is None:
+                receive_data(b"")  # the chunks ran out: the end of the stream
+            else:
+                received += chunk.nbytes if isinstance(chunk, memoryview) else len(chunk)
+                receive_data(chunk)
+        elif type(item) is EndOfStream:
+            last = _end(item, received, mode)
+            if last is not None:
+                yield last
+            return
+        else:
+            yield item
+
+
+@overload
+def aiter_events(
+    async_chunks: AsyncChunks,
+    *,
+    connection: Connection | None = ...,
+    end_of_stream: Literal["raise"] = ...,
+    **connection_options: Any,
+) -> AsyncGenerator[Event | Comment, None]: ...
+@overload
+def aiter_events(
+    async_chunks: AsyncChunks,
+    *,
+    connection: Connection | None = ...,
+    end_of_stream: Literal["yield"],
+    **connection_options: Any,
+) -> AsyncGenerator[Event | Comment | EndOfStream, None]: ...
+def aiter_events(
+    async_chunks: AsyncChunks,
+    *,
+    connection: Connection | None = None,
+    end_of_stream: EndOfStreamMode = "raise",
+    **connection_options: Any,
+) -> AsyncGenerator[Event | Comment | EndOfStream, None]:
+    """:func:`iter_events` for an async iterable of byte chunks.
+
+    ``async_chunks`` is httpx's ``response.aiter_raw()``, aiohttp's
+    ``response.content.iter_any()``, an anyio or trio byte stream (they are async
+    iterables of bytes that stop at end of stream), or any async generator of bytes.
+    The arguments, items and errors are those of :func:`iter_events`.
+    """
+    _check_mode(end_of_stream)
+    conn = _connection(connection, connection_options)
+    return _aiter_events(conn, async_chunks, end_of_stream)
+
+
+async def _aiter_events(
+    conn: Connection, chunks: AsyncChunks, mode: EndOfStreamMode
+) -> AsyncGenerator[Event | Comment | EndOfStream, None]:
+    next_event = conn.next_event
+    receive_data = conn.receive_data
+    source = aiter(chunks)
+    received = 0
+    while True:
+        item = next_event()
+        if item is NEED_DATA:
+            chunk = await anext(source, None)
+            while chunk is not None and not chunk:  # an empty chunk is not the end
+                chunk = await anext(source, None)
+            if chunk is None:
+                receive_data(b"")  # the chunks ran out: the end of the stream
+            else:
+                received += chunk.nbytes if isinstance(chunk, memoryview) else len(chunk)
+                receive_data(chunk)
+        elif type(item) is EndOfStream:
+            last = _end(item, received, mode)
+            if last is not None:
+                yield last
+            return
+        else:
+            yield item

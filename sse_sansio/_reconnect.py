@@ -1,0 +1,569 @@
+# The reconnection planner: after each attempt, reconnect (when, with which headers) or
+# stop (and why).  A state machine with no I/O, no clock and no randomness of its own:
+# the caller passes the time and, for jitter, a random source it may seed.
+#
+# Spec: WHATWG HTML, "Server-sent events", 9.2.3 "Processing model":
+# https://html.spec.whatwg.org/multipage/server-sent-events.html#sse-processing-model
+# - A network error, or the end of the body, "reestablish[es] the connection": wait the
+#   reconnection time (set by a valid ``retry`` field), "optionally, wait some more" (the
+#   spec allows exponential backoff), then fetch again with `Last-Event-ID` set to the
+#   last event ID string if it is not empty.
+# - A status other than 200, or a Content-Type other than text/event-stream, "fail[s]
+#   the connection": no reconnection.  204 No Content is the server's way to say "stop
+#   reconnecting" (9.2.5).
+#
+# What users need beyond that, decided here:
+# - Exponential backoff: the n-th failed attempt in a row waits
+#   min(cap, reconnection time * backoff ** (n - 1)), cap = max(max_delay, reconnection
+#   time), less a random part (jitter) of what exceeds the reconnection time: every delay
+#   lies in [reconnection time, cap], so the server's ``retry`` is always honoured, and
+#   clients that fail together do not all come back together.
+# - The server's ``retry`` is bounded by max_retry: a hostile or buggy server cannot
+#   park the client for a day.
+# - The run of failures is reset once an attempt delivered an event, or stayed connected
+#   for reset_after seconds; max_attempts bounds a run of failures.
+# - A protocol error (invalid UTF-8, an event over max_event_size) is not a network drop:
+#   the server would send the same bytes again and the parser would refuse them again.
+#   Reconnecting is only worth it when the last event ID moved during the attempt (the
+#   server then resumes after the new ID, which may be past the bad bytes); otherwise
+#   the planner stops.
+# - Two modes.  "eventsource": the browser's rules, a clean end reconnects.  "single":
+#   one response that completes a piece of work (an LLM completion, a job's progress):
+#   a clean end is the end of the work, and a cut, a network error or a protocol error
+#   after the request was sent is a failure reported to the caller, never a silent
+#   replay of a request that may not be repeated.  Only an attempt that never connected
+#   (refused, DNS: the request was never sent) is tried again.
+#
+# Invariants (property-tested): once a Stop is returned, every later call returns that
+# same Stop; every Reconnect's delay lies in [reconnection time, cap] (0 for a restart).
+
+from __future__ import annotations
+
+import enum
+import random as _random
+import socket
+from collections.abc import AsyncGenerator, Collection, Generator
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ._connection import Connection
+from ._errors import LocalProtocolError, RemoteProtocolError
+from ._events import Comment, Event
+from ._feeding import (
+    AsyncChunks,
+    Chunks,
+    TruncatedStreamError,
+    aiter_events,
+    chunks_of,
+    iter_events,
+)
+from ._response import Headers, ResponseCheck, ResponseError, check_response
+
+__all__ = ["AttemptEnd", "Reconnect", "ReconnectPlanner", "Stop", "StopCause"]
+
+# Defaults, in seconds.  3 s is what browsers use when the stream sets no ``retry``
+# (Chromium's kDefaultReconnectDelay; Firefox waits 5 s); 30 s is the backoff cap of
+# LaunchDarkly's and go-sse's clients; a server's ``retry`` above a minute is more
+# likely a mistake (milliseconds read as seconds) than a wish.
+DEFAULT_INITIAL_DELAY = 3.0
+DEFAULT_MAX_DELAY = 30.0
+DEFAULT_MAX_RETRY = 60.0
+# A stream that stayed up this long was healthy (LaunchDarkly's retryResetInterval).
+DEFAULT_RESET_AFTER = 60.0
+
+
+class AttemptEnd(enum.Enum):
+    """How an attempt ended, for :meth:`ReconnectPlanner.ended` (or pass the exception)."""
+
+    #: The body ended cleanly (``None`` means the same).
+    CLEAN_END = "clean end"
+    #: The body was cut: mid-event (TruncatedStreamError) or by a network error.
+    CUT = "cut"
+    #: A network error (connection reset, read timeout, ...) before or during the body.
+    NETWORK_ERROR = "network error"
+    #: The connection could not be made, so the request was never sent (refused, DNS).
+    CONNECT_ERROR = "connect error"
+    #: The parser refused the stream (invalid UTF-8, an event too large).
+    PROTOCOL_ERROR = "protocol error"
+    #: The caller closed this attempt on purpose to start a new one at once.
+    RESTART = "restart"
+
+
+class StopCause(enum.Enum):
+    """Why a :class:`Stop` stops."""
+
+    #: "single" mode: the response ended cleanly, the work is done.
+    COMPLETED = "completed"
+    #: The server answered 204 No Content: no stream for this client.
+    NO_CONTENT = "no content"
+    #: The response was not an event stream (status, Content-Type, Content-Encoding).
+    REFUSED = "refused"
+    #: "single" mode: the response was cut or failed after the request was sent.
+    FAILED = "failed"
+    #: A protocol error that reconnecting would only repeat.
+    PROTOCOL_ERROR = "protocol error"
+    #: max_attempts attempts in a row failed.
+    GAVE_UP = "gave up"
+    #: The caller called :meth:`ReconnectPlanner.close`.
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True)
+class Reconnect:
+    """Make an attempt: wait ``delay`` seconds (until ``at``), then send ``headers``.
+
+    Attributes:
+        delay: Seconds to wait before connecting (0 for the first attempt).
+        at: The time to connect, ``now + delay`` on the caller's clock.
+        headers: The request headers the standard asks for: ``Accept:
+            text/event-stream``, ``Cache-Control: no-cache``, and ``Last-Event-ID``
+            when the last event ID is not empty.  A new dict each time: add your own.
+        attempt: Which attempt of the current run of failures this is (1: the first
+            after a healthy stream, or the very first).
+        reason: Why, for a log line.
+    """
+
+    delay: float
+    at: float
+    headers: dict[str, str] = field(compare=False)
+    attempt: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Do not connect again.
+
+    Attributes:
+        cause: A :class:`StopCause`.
+        reason: One sentence for a person.
+        error: The exception that ended the last attempt, if any (``None`` for a
+            completed response, a 204 or a close): re-raise it to report a failure.
+    """
+
+    cause: StopCause
+    reason: str
+    error: BaseException | None = field(default=None, compare=False)
+
+    @property
+    def failed(self) -> bool:
+        """True unless the stop is a success or a request: completed, 204, closed."""
+        return self.cause not in (StopCause.COMPLETED, StopCause.NO_CONTENT, StopCause.CLOSED)
+
+
+class RandomSource(Protocol):
+    """What the planner needs of a random source: ``random.Random`` has it."""
+
+    def random(self) -> float: ...
+
+
+Decision = Reconnect | Stop
+How = AttemptEnd | BaseException | None
+
+
+class ReconnectPlanner:
+    """Decide, after each attempt to read a stream, whether and when to try again.
+
+    The loop it drives (``now`` is your monotonic clock, such as ``time.monotonic()``)::
+
+        plan = ReconnectPlanner()
+        step = plan.start(now)
+        while isinstance(step, Reconnect):
+            sleep(step.delay)
+            try:
+                response = get(url, headers=step.headers)
+                for event in plan.events(response.chunks, response.status, response.headers):
+                    handle(event)
+                error = None
+            except (YourHTTPClientError, ProtocolError) as exc:
+                error = exc
+            step = plan.ended(error, now=now)
+        # step is a Stop: step.reason says why; step.error is the exception, if any
+
+    Args:
+        mode: ``"eventsource"`` (the default): the browser's rules, a clean end
+            reconnects.  ``"single"``: a response that completes a piece of work; a
+            clean end stops (COMPLETED), a failure after the request was sent stops
+            (FAILED) and is never replayed.
+        last_event_id: The last event ID to resume from (sent as ``Last-Event-ID``).
+        initial_delay: The reconnection time in seconds until the stream sets
+            ``retry`` (3 s, as browsers).
+        max_delay: The cap of the exponential backoff, in seconds (30 s).
+        max_retry: The most seconds a server's ``retry`` may ask for (60 s); a larger
+            value counts as this.
+        backoff: The factor between the delays of failed attempts in a row (2).
+        jitter: The fraction (0 to 1) of a delay's exponential part that is random
+            (0.5).
+        reset_after: Seconds of connection after which an attempt counts as healthy
+            and the run of failures restarts; ``None``: only events count (60 s).
+        reset_on_event: Whether an attempt that delivered an event counts as healthy.
+        max_attempts: The most attempts in a row that may fail before the planner
+            gives up; ``None`` for no limit (the default in "eventsource" mode; 3 in
+            "single" mode).
+        retry_statuses: Statuses to retry with backoff instead of failing (the
+            standard retries none; 502, 503 and 504 are common choices).
+        random: The jitter's source, an object with ``random() -> float`` in [0, 1):
+            pass ``random.Random(seed)`` for reproducible delays.
+
+    Raises:
+        ValueError: an argument out of range.
+    """
+
+    def __init__(
+        self,
+        *,
+        mode: Literal["eventsource", "single"] = "eventsource",
+        last_event_id: str = "",
+        initial_delay: float = DEFAULT_INITIAL_DELAY,
+        max_delay: float = DEFAULT_MAX_DELAY,
+        max_retry: float = DEFAULT_MAX_RETRY,
+        backoff: float = 2.0,
+        jitter: float = 0.5,
+        reset_after: float | None = DEFAULT_RESET_AFTER,
+        reset_on_event: bool = True,
+        max_attempts: int | Literal["default"] | None = "default",
+        retry_statuses: Collection[int] = (),
+        random: RandomSource | None = None,
+    ) -> None:
+        if mode not in ("eventsource", "single"):
+            raise ValueError(f'mode must be "eventsource" or "single", not {mode!r}')
+        Connection(last_event_id=last_event_id)  # the same checks as the parser's
+        for name, value in (
+            ("initial_delay", initial_delay),
+            ("max_delay", max_delay),
+            ("max_retry", max_retry),
+            ("reset_after", 0.0 if reset_after is None else reset_after),
+        ):
+            if not _is_number(value) or not 0 <= value < float("inf"):
+                raise ValueError(f"{name} must be a finite number >= 0, not {value!r}")
+        if not _is_number(backoff) or not 1 <= backoff < float("inf"):
+            raise ValueError(f"backoff must be a finite number >= 1, not {backoff!r}")
+        if not _is_number(jitter) or not 0 <= jitter <= 1:
+            raise ValueError(f"jitter must be a number from 0 to 1, not {jitter!r}")
+        if max_attempts == "default":
+            max_attempts = 3 if mode == "single" else None
+        if max_attempts is not None and (
+            isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1
+        ):
+            raise ValueError(f"max_attempts must be a positive int or None, not {max_attempts!r}")
+        self._single = mode == "single"
+        self._initial_delay = float(initial_delay)
+        self._max_delay = float(max_delay)
+        self._max_retry = float(max_retry)
+        self._backoff = float(backoff)
+        self._jitter = float(jitter)
+        self._reset_after = reset_after
+        self._reset_on_event = bool(reset_on_event)
+        self._max_attempts = max_attempts
+        self._retry_statuses = frozenset(retry_statuses)
+        self._random: RandomSource = _random.Random() if random is None else random
+
+        self._last_event_id = last_event_id
+        self._retry: int | None = None  # the server's latest retry, in milliseconds
+        self._failures = 0  # failed attempts in a row
+        self._stop: Stop | None = None
+        # The attempt under way (or about to be): when it starts, where it resumed from,
+        # what the caller told us about it so far.
+        self._started = False
+        self._attempt_at = 0.0
+        self._attempt_id = last_event_id
+        self._connection: Connection | None = None
+        self._accepted = False
+        self._events = 0
+
+    # ---------------------------------------------------------------- public state
+
+    @property
+    def last_event_id(self) -> str:
+        """The last event ID the next attempt resumes from."""
+        return self._last_event_id
+
+    @property
+    def retry(self) -> int | None:
+        """The server's latest ``retry`` value in milliseconds, or ``None``."""
+        return self._retry
+
+    @property
+    def reconnection_time(self) -> float:
+        """The spec's reconnection time in seconds: ``retry`` (at most ``max_retry``)
+        if the server set one, else ``initial_delay``."""
+        if self._retry is None:
+            return self._initial_delay
+        return min(self._retry / 1000, self._max_retry)
+
+    @property
+    def failures(self) -> int:
+        """How many attempts in a row have failed (0 after a healthy one)."""
+        return self._failures
+
+    @property
+    def stopped(self) -> Stop | None:
+        """The :class:`Stop` once the planner has stopped, else ``None``."""
+        return self._stop
+
+    def headers(self) -> dict[str, str]:
+        """The request headers for the next attempt (a new dict)."""
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        if self._last_event_id:
+            # Spec: "If the event source's last event ID string is not the empty
+            # string, set (`Last-Event-ID`, last event ID string, encoded as UTF-8)".
+            headers["Last-Event-ID"] = self._last_event_id
+        return headers
+
+    # ---------------------------------------------------------------- the attempt
+
+    def start(self, now: float) -> Decision:
+        """The first attempt: connect at once.  Call it once, before any other.
+
+        Raises:
+            LocalProtocolError: called a second time.
+        """
+        now = _check_now(now)
+        if self._stop is not None:
+            return self._stop
+        if self._started:
+            raise LocalProtocolError("start() was already called: call ended() after an attempt")
+        self._started = True
+        return self._next_attempt(now, 0.0, "the first attempt")
+
+    def connection(self, **connection_options: Any) -> Connection:
+        """A :class:`Connection` for this attempt, resuming from :attr:`last_event_id`.
+
+        :meth:`ended` reads its ``last_event_id`` and ``retry``.  :meth:`events` calls
+        this for you.
+        """
+        self._connection = Connection(last_event_id=self._last_event_id, **connection_options)
+        return self._connection
+
+    def check(self, status: int, headers: Headers, *, decoded: bool = False) -> ResponseCheck:
+        """:func:`check_response`, remembered: a response that streams counts as
+        accepted (the request was taken), which matters to "single" mode."""
+        result = check_response(status, headers, decoded=decoded)
+        self._accepted = result.streams
+        return result
+
+    def received(self, item: Event | Comment) -> None:
+        """Count an item of this attempt, for callers that drain a Connection
+        themselves (:meth:`events` counts for you): an event makes the attempt
+        healthy."""
+        if type(item) is Event:
+            self._events += 1
+
+    def events(
+        self,
+        chunks: Chunks,
+        status: int | None = None,
+        headers: Headers | None = None,
+        *,
+        decoded: bool = False,
+        **connection_options: Any,
+    ) -> Generator[Event | Comment, None, None]:
+        """Check the response (when given its status and headers), then yield the
+        events of its body, as :func:`iter_events` does, counting them for the planner.
+
+        Raises:
+            ResponseError: the response does not stream (its first chunk is read,
+                for the message).
+            TruncatedStreamError, RemoteProtocolError: as :func:`iter_events`.
+        """
+        if status is not None:
+            result = self.check(status, {} if headers is None else headers, decoded=decoded)
+            if not result.streams:
+                raise result.error(next(iter(chunks_of(chunks)), b""))
+        conn = self.connection(**connection_options)
+        for item in iter_events(chunks, connection=conn):
+            self.received(item)
+            yield item
+
+    async def aevents(
+        self,
+        async_chunks: AsyncChunks,
+        status: int | None = None,
+        headers: Headers | None = None,
+        *,
+        decoded: bool = False,
+        **connection_options: Any,
+    ) -> AsyncGenerator[Event | Comment, None]:
+        """:meth:`events` for an async iterable of chunks (see :func:`aiter_events`)."""
+        if status is not None:
+            result = self.check(status, {} if headers is None else headers, decoded=decoded)
+            if not result.streams:
+                first = await anext(aiter(async_chunks), b"")
+                raise result.error(first)
+        conn = self.connection(**connection_options)
+        # Closed here when the caller stops early, not left to the garbage collector.
+        async with aclosing(aiter_events(async_chunks, connection=conn)) as items:
+            async for item in items:
+                self.received(item)
+                yield item
+
+    def ended(
+        self,
+        how: How = None,
+        *,
+        now: float,
+        connection: Connection | None = None,
+        events: int | None = None,
+    ) -> Decision:
+        """The attempt is over: reconnect (after what delay, with which headers) or stop.
+
+        Args:
+            how: ``None`` for a clean end, an :class:`AttemptEnd`, or the exception
+                that ended the attempt: :class:`TruncatedStreamError` is a cut,
+                :class:`RemoteProtocolError` a protocol error, :class:`ResponseError`
+                a refused response, :class:`LocalProtocolError` a bug that stops;
+                any other exception is a network error (a connect error when its
+                chain holds ConnectionRefusedError or socket.gaierror).  Catch only
+                your HTTP client's transport errors and sse_sansio's errors: the
+                planner cannot tell a bug of yours from a network error.
+            now: The time on your clock.
+            connection: The Connection this attempt fed, if you made your own (the one
+                from :meth:`connection` or :meth:`events` is used otherwise): its
+                ``last_event_id`` and ``retry`` carry over.
+            events: How many events the attempt delivered, if you counted them
+                yourself (otherwise what :meth:`events` or :meth:`received` counted).
+
+        Returns:
+            :class:`Reconnect` or :class:`Stop`; once stopped, always the same Stop.
+        """
+        now = _check_now(now)
+        if self._stop is not None:
+            return self._stop
+        if not self._started:
+            raise LocalProtocolError("ended() before start(): call start() first")
+        conn = connection if connection is not None else self._connection
+        if conn is not None:
+            self._last_event_id = conn.last_event_id
+            if conn.retry is not None:
+                self._retry = conn.retry
+        delivered = self._events if events is None else events
+        healthy = (self._reset_on_event and delivered > 0) or (
+            self._accepted
+            and self._reset_after is not None
+            and now - self._attempt_at >= self._reset_after
+        )
+        if healthy:
+            self._failures = 0
+        return self._decide(how, now)
+
+    def close(self, reason: str = "closed by the caller") -> Stop:
+        """Stop for good (the user closed the stream); later calls return this Stop."""
+        if self._stop is None:
+            self._stop = Stop(StopCause.CLOSED, reason)
+        return self._stop
+
+    # ---------------------------------------------------------------- internals
+
+    def _decide(self, how: How, now: float) -> Decision:
+        kind, error = _classify(how)
+        if kind is AttemptEnd.RESTART:
+            return self._next_attempt(now, 0.0, "restarted by the caller")
+        if isinstance(error, ResponseError):
+            return self._refused(error, now)
+        if isinstance(error, LocalProtocolError):
+            return self._stopping(StopCause.FAILED, f"a local error: {error}", error)
+        self._failures += 1
+        if kind is AttemptEnd.PROTOCOL_ERROR:
+            if self._single or self._last_event_id == self._attempt_id:
+                return self._stopping(
+                    StopCause.PROTOCOL_ERROR,
+                    f"{_what(kind, error)}; reconnecting would get the same bytes again",
+                    error,
+                )
+        elif self._single and kind is AttemptEnd.CLEAN_END:
+            return self._stopping(StopCause.COMPLETED, "the response ended cleanly", None)
+        elif self._single and kind is not AttemptEnd.CONNECT_ERROR:
+            return self._stopping(
+                StopCause.FAILED,
+                f"{_what(kind, error)} after the request was sent; not repeated",
+                error,
+            )
+        return self._backing_off(now, _what(kind, error), error)
+
+    def _refused(self, error: ResponseError, now: float) -> Decision:
+        check = error.check
+        if check.action == "stop":
+            return self._stopping(StopCause.NO_CONTENT, check.reason, None)
+        if check.status in self._retry_statuses:
+            self._failures += 1
+            return self._backing_off(now, f"status {check.status}", error)
+        return self._stopping(StopCause.REFUSED, str(error), error)
+
+    def _backing_off(self, now: float, what: str, error: BaseException | None) -> Decision:
+        if self._max_attempts is not None and self._failures >= self._max_attempts:
+            return self._stopping(
+                StopCause.GAVE_UP,
+                f"{what}; {self._failures} attempts in a row failed or brought no event",
+                error,
+            )
+        return self._next_attempt(now, self._delay(), what)
+
+    def _delay(self) -> float:
+        """The delay before the next attempt, after ``self._failures`` failures."""
+        base = self.reconnection_time
+        cap = max(self._max_delay, base)
+        # The exponent is bounded so that the power cannot overflow a float.
+        grown = min(cap, base * self._backoff ** min(self._failures - 1, 1024))
+        spread = (grown - base) * self._jitter * self._random.random()
+        return min(cap, max(base, grown - spread))
+
+    def _next_attempt(self, now: float, delay: float, what: str) -> Reconnect:
+        self._attempt_at = now + delay
+        self._attempt_id = self._last_event_id
+        self._connection = None
+        self._accepted = False
+        self._events = 0
+        attempt = self._failures + 1
+        reason = f"{what}; connecting in {delay:.3g} s (attempt {attempt})"
+        return Reconnect(delay, now + delay, self.headers(), attempt, reason)
+
+    def _stopping(self, cause: StopCause, reason: str, error: BaseException | None) -> Stop:
+        self._stop = Stop(cause, reason, error)
+        return self._stop
+
+
+def _classify(how: How) -> tuple[AttemptEnd | None, BaseException | None]:
+    """The kind of ending and the exception behind it."""
+    if how is None:
+        return AttemptEnd.CLEAN_END, None
+    if isinstance(how, AttemptEnd):
+        return how, None
+    if not isinstance(how, BaseException):
+        raise TypeError(f"ended() takes None, an AttemptEnd or an exception, not {how!r}")
+    if isinstance(how, (ResponseError, LocalProtocolError)):
+        return None, how
+    if isinstance(how, TruncatedStreamError):
+        return AttemptEnd.CUT, how
+    if isinstance(how, RemoteProtocolError):
+        return AttemptEnd.PROTOCOL_ERROR, how
+    return (AttemptEnd.CONNECT_ERROR if _never_connected(how) else AttemptEnd.NETWORK_ERROR), how
+
+
+def _never_connected(error: BaseException) -> bool:
+    """Whether the exception, or one it was raised from, says no connection was made."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (ConnectionRefusedError, socket.gaierror)):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _what(kind: AttemptEnd | None, error: BaseException | None) -> str:
+    text = kind.value if kind is not None else "error"
+    if error is not None:
+        text += f" ({type(error).__name__}: {error})"
+    return text
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_now(now: float) -> float:
+    if not _is_number(now) or now != now:
+        raise TypeError(f"now must be a number (your clock's time), not {now!r}")
+    return float(now)
