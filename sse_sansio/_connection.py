@@ -40,12 +40,14 @@ from __future__ import annotations
 
 import codecs
 import enum
+import functools
 import re
 import sys
 from collections import deque
 from collections.abc import Iterator
 from contextlib import suppress
-from typing import Final, Literal
+from itertools import chain
+from typing import Final, Literal, NoReturn
 
 from ._errors import LocalProtocolError, RemoteProtocolError
 from ._events import Comment, EndOfStream, Event
@@ -138,6 +140,18 @@ class Connection:
             proxy should forward for it, and :meth:`take_raw` hands out the bytes that
             belong to no item (blank lines, ``id:``-only blocks).  Forwarding all of
             them reproduces the stream byte for byte, never half an event.
+
+    Failure is final.  Once :meth:`next_event` has raised, whatever it raised, the
+    connection is *failed*: it never parses again, and every later
+    :meth:`next_event` and :meth:`receive_data` (also through a saved
+    ``nxt = conn.next_event``) raises at once.  After a :class:`RemoteProtocolError`
+    that is the same error again (same message and ``offset``).  After any other
+    exception (a :class:`KeyboardInterrupt`, a :class:`MemoryError`, an exception from
+    a signal handler, a bug) it is a :class:`LocalProtocolError` saying "the connection
+    failed earlier: <type>: <message>", with the original exception as ``__cause__``:
+    the parser may have stopped half-way through a step, so its state is not trusted.
+    The items returned before stand; :attr:`last_event_id` and :attr:`retry` stay
+    readable, for a reconnect.
     """
 
     def __init__(
@@ -171,7 +185,7 @@ class Connection:
         self._chunks: deque[bytes] = deque()  # received, not yet taken by _parse()
         self._eof = False
         self._eos: EndOfStream | None = None  # returned on every call once drained
-        self._error: tuple[str, int] | None = None  # (message, offset) once failed
+        self._error: BaseException | None = None  # what failed the connection, once failed
 
         # What outlives the parsing loop (the rest lives in _parse()'s locals).
         self._last_event_id = last_event_id  # the spec's last event ID string
@@ -185,11 +199,14 @@ class Connection:
 
         # _plain: no error, no end of stream, no keep_raw: receive_data() may just queue.
         self._plain = not self._keep_raw
-        self._items = self._parse(last_event_id).__next__
-        # Speed: the instance's next_event is the generator's own __next__, a C call,
-        # not the method below (which does the same with one Python frame more).  Once
-        # the parser fails, _fail() points it at _raise_error, so the error sticks.
-        self.next_event = self._items  # type: ignore[method-assign]
+        # The parser generator, then, once an exception has ended it, an iterator that
+        # raises the sticky error on every call: chain() moves to it when the finished
+        # generator gives nothing more, so even a saved conn.next_event goes on raising.
+        items = chain(self._parse(last_event_id), iter(self._raise_error, None))
+        self._items = items.__next__
+        # Speed: the instance's next_event calls that chain from C (no Python frame, as
+        # the method below has), through a partial that carries the method's docstring.
+        self.next_event = _NextEvent(next, items)  # type: ignore[method-assign]
 
     # ------------------------------------------------------------------ public state
 
@@ -219,7 +236,8 @@ class Connection:
         Ending the stream more than once is harmless.
 
         Raises:
-            LocalProtocolError: non-empty data after the end of stream.
+            LocalProtocolError: non-empty data after the end of stream, or the
+                connection failed earlier on an exception other than a protocol error.
             RemoteProtocolError: the connection already failed (the same error again).
             TypeError: data is not bytes, bytearray or memoryview.
         """
@@ -265,13 +283,26 @@ class Connection:
                 over ``max_event_size``.  Every item completed before the bad byte has
                 already been returned.  The error is sticky: every later call raises
                 it again.
+            LocalProtocolError: an earlier call failed on another exception (see the
+                class docstring); the parser never resumes after one.
         """
-        if self._error is not None:
-            self._raise_error()
         return self._items()
 
     def _parse(self, last_event_id: str) -> Iterator[Event | Comment | EndOfStream | NeedData]:
         """The parser, as a generator that next_event() resumes once per item."""
+        try:
+            yield from self._parse_stream(last_event_id)
+        except BaseException as exc:
+            # Whatever ended the generator (a protocol error, a signal handler's
+            # exception, MemoryError, a bug), its state may be half-updated: the
+            # connection is failed for good.
+            self._error = exc
+            self._plain = False
+            raise
+
+    def _parse_stream(
+        self, last_event_id: str
+    ) -> Iterator[Event | Comment | EndOfStream | NeedData]:
         chunks = self._chunks
         limit = self._limit
         strict = self._strict
@@ -310,8 +341,10 @@ class Connection:
 
         # Spec (Encoding, "UTF-8 decode"): a leading BOM is dropped, only at the very
         # start of the stream, also when it arrives over several chunks.
+        # Only while the bytes so far are a prefix of it: the first byte that is not
+        # ends the look-ahead, so that no item waits for bytes that may never come.
         head = b""
-        while len(head) < 3:
+        while len(head) < 3 and _BOM.startswith(head):
             while not chunks and not self._eof:
                 yield NEED_DATA
             if not chunks:
@@ -714,16 +747,23 @@ class Connection:
         partial.clear()  # in place: the caller's name for it stays valid
         return spilled_len + len(spilled[-1])
 
-    def _fail(self, message: str, offset: int) -> None:
-        self._error = (f"{message} at byte offset {offset}", offset)
-        self._plain = False
-        self.next_event = self._raise_error  # type: ignore[method-assign]
-        self._raise_error()
+    def _fail(self, message: str, offset: int) -> NoReturn:
+        """The peer broke the protocol at stream ``offset``: raise, for good."""
+        raise RemoteProtocolError(f"{message} at byte offset {offset}", offset=offset)
 
-    def _raise_error(self) -> NeedData:
-        assert self._error is not None
-        message, offset = self._error
-        raise RemoteProtocolError(message, offset=offset)
+    def _raise_error(self) -> NoReturn:
+        """Raise again what failed the connection (see the class docstring)."""
+        error = self._error
+        if isinstance(error, RemoteProtocolError):
+            raise RemoteProtocolError(str(error), offset=error.offset)
+        raise LocalProtocolError(
+            f"the connection failed earlier: {type(error).__name__}: {error}"
+        ) from error
+
+
+class _NextEvent(functools.partial):  # type: ignore[type-arg]
+    __doc__ = Connection.next_event.__doc__
+    __slots__ = ()
 
 
 _utf8_decoder: Final = codecs.getincrementaldecoder("utf-8")
