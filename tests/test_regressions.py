@@ -10,9 +10,9 @@ import pytest
 
 from sse_sansio import (
     NEED_DATA,
+    Comment,
     Connection,
     EndOfStream,
-    Comment,
     Event,
     LocalProtocolError,
     ReceivedItem,
@@ -235,7 +235,7 @@ def test_help_on_next_event_shows_its_contract() -> None:
     # Defect 2: help(conn.next_event) printed "Implement next(self).".
     import pydoc
 
-    text = pydoc.render_doc(Connection().next_event, renderer=pydoc.plaintext)
+    text = pydoc.render_doc(Connection().next_event, renderer=pydoc.plaintext)  # type: ignore[attr-defined]
     assert "Return the next complete item, or ``NEED_DATA``." in text
     assert "Implement next(self)" not in text
 
@@ -262,6 +262,7 @@ def test_the_first_byte_that_rules_out_a_bom_ends_the_look_ahead(
             while (item := conn.next_event()) is not NEED_DATA:
                 got.append(item)
         assert got == [Comment(text="")], label
+        assert isinstance(got[0], Comment)
         assert got[0].span == (0, 2), label
         if keep_raw:
             assert got[0].raw == stream
@@ -275,5 +276,7 @@ def test_a_stream_opening_with_a_split_crlf_has_the_span_rule_s_spans() -> None:
         base = len(prefix)
         for chunks in ([prefix + b":\r", b"\n"], [prefix + b":", b"\r", b"\n"]):
             items, _ = feed(chunks)
-            assert items[-2] == Comment(text=""), chunks
-            assert items[-2].span == (base, base + 2), chunks
+            comment = items[-2]
+            assert isinstance(comment, Comment)
+            assert comment == Comment(text=""), chunks
+            assert comment.span == (base, base + 2), chunks
