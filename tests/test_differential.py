@@ -19,14 +19,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sse_sansio import (
-    NEED_DATA,
     Comment,
     Connection,
     EndOfStream,
     Event,
     RemoteProtocolError,
 )
+from sse_sansio.testing import _feed
 
+from .helpers import CONFIGS, parser_config
 from .model import MComment, MEnd, MError, MEvent, MItem, ModelResult, interpret, utf8_decode
 from .strategies import BAD_UTF8, chunked, max_event_sizes, streams
 
@@ -36,15 +37,7 @@ def run_library(chunks: list[bytes], **options: Any) -> ModelResult:
     conn = Connection(**options)
     result = ModelResult()
     try:
-        for chunk in [*chunks, b""]:
-            conn.receive_data(chunk)
-            while True:
-                item = conn.next_event()
-                if item is NEED_DATA:
-                    break
-                result.items.append(_to_model(item))
-                if isinstance(item, EndOfStream):
-                    break
+        _feed(conn, chunks, lambda item: result.items.append(_to_model(item)))
     except RemoteProtocolError as exc:
         kind = "size" if "max_event_size" in str(exc) else "utf8"
         message = str(exc)
@@ -106,24 +99,30 @@ _BUDGET = settings().max_examples
 @example(data=None, stream=b"data: x\r\n\r\n", limit=None)
 @example(data=None, stream=b"\xef\xbb\xbfdata: \xff\n\ndata: y\n\n", limit=None)
 @example(data=None, stream=b"\xef\xbb", limit=1)  # a cut BOM is no line: no limit
-def test_library_agrees_with_model(data: Any, stream: bytes, limit: int | None) -> None:
+@pytest.mark.parametrize("config", CONFIGS)
+def test_library_agrees_with_model(
+    config: str, data: Any, stream: bytes, limit: int | None
+) -> None:
     chunkings = [[stream] if stream else []]
     if data is not None:
         chunkings.append(data.draw(chunked(stream), label="chunks"))
-    for errors in ("strict", "replace"):
-        check(stream, chunkings, errors=errors, max_event_size=limit)
+    with parser_config(**CONFIGS[config]):
+        for errors in ("strict", "replace"):
+            check(stream, chunkings, errors=errors, max_event_size=limit)
 
 
 @settings(max_examples=max(25, _BUDGET // 4), deadline=None)
 @given(data=st.data(), stream=streams(allow_long=False))
-def test_agreement_every_byte_and_every_split(data: Any, stream: bytes) -> None:
+@pytest.mark.parametrize("config", CONFIGS)
+def test_agreement_every_byte_and_every_split(config: str, data: Any, stream: bytes) -> None:
     # Short streams, fed one byte at a time and split in two at every point.
     limit = data.draw(st.one_of(st.none(), st.integers(1, len(stream) + 2)), label="limit")
     errors = data.draw(st.sampled_from(("strict", "replace")), label="errors")
     last_event_id = data.draw(st.sampled_from(("", "7", "é")), label="last_event_id")
     chunkings = [[stream[i : i + 1] for i in range(len(stream))]]
     chunkings += [[stream[:cut], stream[cut:]] for cut in range(1, len(stream))]
-    check(stream, chunkings, errors=errors, max_event_size=limit, last_event_id=last_event_id)
+    with parser_config(**CONFIGS[config]):
+        check(stream, chunkings, errors=errors, max_event_size=limit, last_event_id=last_event_id)
 
 
 def test_split_crlfs_follow_the_span_rule_at_the_start_and_later() -> None:
@@ -132,7 +131,9 @@ def test_split_crlfs_follow_the_span_rule_at_the_start_and_later() -> None:
     for stream in (b":\r\n: x\r\n", b"data: a\r\n: x\r\n\r\n", b"\xef\xbb\xbf:\r\n"):
         chunkings = [[stream[i : i + 1] for i in range(len(stream))]]
         chunkings += [[stream[:cut], stream[cut:]] for cut in range(1, len(stream))]
-        check(stream, chunkings, errors="strict", max_event_size=None)
+        for config in CONFIGS.values():
+            with parser_config(**config):
+                check(stream, chunkings, errors="strict", max_event_size=None)
 
 
 # --------------------------------------------------------------------------- the model itself

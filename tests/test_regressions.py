@@ -175,20 +175,20 @@ class _Boom(Exception):
 def _interrupted(conn: Connection, exc: BaseException) -> BaseException:
     """Make the parser raise ``exc`` in the middle of a chunk, as a signal handler can."""
     conn.receive_data(b"data: a\n\ndata: b\n\n")
-    # The parser builds each Event with tuple.__new__, looked up in its module's globals.
-    from sse_sansio import _connection
+    # keep_raw's bookkeeping hands the event its bytes: make that raise.
+    from sse_sansio import _raw
 
-    real = _connection.Connection._hand_out
+    real = _raw.RawBytes.hand_out
 
-    def hand_out(self: Connection, end: int) -> bytes:
+    def hand_out(self: _raw.RawBytes, end: int) -> bytes:
         raise exc
 
-    _connection.Connection._hand_out = hand_out  # type: ignore[method-assign]
+    _raw.RawBytes.hand_out = hand_out  # type: ignore[method-assign]
     try:
         with pytest.raises(type(exc)) as info:
             conn.next_event()
     finally:
-        _connection.Connection._hand_out = real  # type: ignore[method-assign]
+        _raw.RawBytes.hand_out = real  # type: ignore[method-assign]
     assert info.value is exc
     return exc
 
@@ -240,12 +240,20 @@ def test_help_on_next_event_shows_its_contract() -> None:
     assert "Implement next(self)" not in text
 
 
-def test_fail_is_typed_as_never_returning() -> None:
-    # Defect 3: _fail() always raises, but was annotated as returning None.
+def test_the_functions_that_always_raise_are_typed_as_never_returning() -> None:
+    # Defect 3: Connection._fail() always raised, but was annotated as returning None.
+    # (It is _lines.fail() now, with the other functions that only raise.)
     import typing
 
-    hints = typing.get_type_hints(Connection._fail)
-    assert hints["return"] is typing.NoReturn
+    from sse_sansio import _connection, _interpret, _lines
+
+    for function in (
+        _lines.fail,
+        _lines.exceeds,
+        _interpret._bad_utf8,
+        _connection.Connection._raise_error,
+    ):
+        assert typing.get_type_hints(function)["return"] is typing.NoReturn, function
 
 
 @pytest.mark.parametrize("keep_raw", [False, True])
