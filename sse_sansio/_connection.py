@@ -152,7 +152,6 @@ class Connection:
         # raises the sticky error on every call: chain() moves to it when the finished
         # generator gives nothing more, so even a saved conn.next_event goes on raising.
         items = chain(parse(self, last_event_id), iter(self._raise_error, None))
-        self._items = items.__next__
         # Speed: the instance's next_event calls that chain from C (no Python frame, as
         # the method below has), through a partial that carries the method's docstring.
         self.next_event = _NextEvent(next, items)  # type: ignore[method-assign]
@@ -228,7 +227,8 @@ class Connection:
             LocalProtocolError: an earlier call failed on another exception (see the
                 class docstring); the parser never resumes after one.
         """
-        return self._items()
+        # (The instance attribute of the same name does the work, from C.)
+        return self.next_event()
 
     # ------------------------------------------------------------------ keep_raw
 

@@ -265,6 +265,9 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
 
                         if length > BIG_LINE and raw[:5] == b"data:":
                             value = _big_value(raw, strict, off - tlen - length)
+                            # Memory: a line longer than a window was joined from its
+                            # pieces into lines[0]; it is not kept there past its value.
+                            lines[0] = b""
                         else:
                             try:
                                 line = decode(raw)
@@ -355,7 +358,7 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
             # Memory: the chunk is done; drop what the walk kept of it (the window, its
             # lines, the last line and value, a batch of items), so that a connection
             # waiting for data holds nothing it has handed out.
-            chunk = window = raw = tail = lines = walk = line = value = items = got = None  # type: ignore[assignment]
+            chunk = window = runs = raw = tail = lines = walk = line = value = items = got = None  # type: ignore[assignment]
     except BaseException as exc:
         # Whatever ended the generator (a protocol error, a signal handler's exception,
         # MemoryError, a bug), its state may be half-updated: the connection is failed
