@@ -296,6 +296,9 @@ def _held_per_connection(chunks: list[bytes], n: int = N_IDLE, **options: Any) -
                 conn.receive_data(chunk)
                 while conn.next_event() is not NEED_DATA:
                     pass
+            # A connection asked once at least: a tracer (coverage) gives a started
+            # generator a frame object, which belongs to every used connection.
+            assert conn.next_event() is NEED_DATA
             conns.append(conn)
         gc.collect()
         return (tracemalloc.get_traced_memory()[0] - base) / n
@@ -323,7 +326,6 @@ def test_an_idle_connection_keeps_nothing_it_handed_out(
     held = _held_per_connection(chunks, n, keep_raw=keep_raw)
     print(f"\nidle connection after {label}: {held:.0f} bytes (new: {fresh:.0f})")
     assert held <= fresh + 512, label
-    assert held <= 3 * 1024, label
 
 
 def _keep_raw_peak(stream: list[bytes]) -> int:
