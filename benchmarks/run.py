@@ -332,6 +332,28 @@ def scaling_ratio(result: dict[tuple[str, int], float], shape: str) -> float:
     return result[shape, SCALING_SIZES[-1]] / result[shape, 1 << 20]
 
 
+def idle_connection_bytes(chunks: list[bytes], n: int = 200) -> float:
+    """What one drained sse_sansio connection still holds after ``chunks`` (tracemalloc)."""
+    from sse_sansio import NEED_DATA, Connection
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        conns = []
+        for _ in range(n):
+            conn = Connection()
+            for chunk in chunks:
+                conn.receive_data(chunk)
+                while conn.next_event() is not NEED_DATA:
+                    pass
+            conns.append(conn)
+        gc.collect()
+        return (tracemalloc.get_traced_memory()[0] - base) / n
+    finally:
+        tracemalloc.stop()
+
+
 def peak_memory(parse: Parse, chunks: list[bytes], budget: float) -> int | str:
     """Peak bytes allocated (tracemalloc) while parsing; the chunks exist beforehand."""
     sink = discard()
@@ -537,6 +559,15 @@ def markdown(
             "|---|---|---|---|",
         ]
         sse_peaks: dict[int, int] = {}
+        llm = wl.build("llm", quick=True).stream
+        idle = {
+            "new": idle_connection_bytes([]),
+            "after one 16 KiB chunk of `llm`": idle_connection_bytes([llm[: 16 * wl.KIB]]),
+            "after one 1 MiB event": idle_connection_bytes(
+                [b"data: " + b"x" * wl.MIB + b"\n\n"], n=20
+            ),
+        }
+        idle_text = ", ".join(f"{what} {size:.0f} bytes" for what, size in idle.items())
         for name, what, peak, largest in memory:
             if isinstance(peak, str):
                 out.append(f"| {name} | {what} | {peak} | n/a |")
@@ -557,6 +588,7 @@ def markdown(
             ]
             if not ok:
                 missed.append(f"- memory: peak grows {slope:.2f} x the largest event, target ≤ 2")
+        out += ["", f"An idle sse_sansio connection, drained (tracemalloc): {idle_text}."]
 
     out += ["", "## Targets missed", ""]
     out += missed or ["None."]

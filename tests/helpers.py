@@ -4,53 +4,64 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
-from sse_sansio import NEED_DATA, Connection, EndOfStream, ReceivedItem, RemoteProtocolError
+from sse_sansio import Connection, ReceivedItem, RemoteProtocolError, _interpret, _lines
+from sse_sansio.testing import _drain, _feed
 
 
 def drain(conn: Connection) -> list[ReceivedItem]:
     """Pull items until NEED_DATA or EndOfStream (the EndOfStream is included)."""
     out: list[ReceivedItem] = []
-    while True:
-        item = conn.next_event()
-        if item is NEED_DATA:
-            return out
-        out.append(item)
-        if isinstance(item, EndOfStream):
-            return out
+    _drain(conn, out.append)
+    return out
 
 
 def feed(chunks: Iterable[bytes], **options: Any) -> tuple[list[ReceivedItem], Connection]:
     """Feed chunks then EOF, draining after each; return all items and the connection.
 
-    A RemoteProtocolError propagates; its ``items`` attribute holds the items that
-    came before it.
+    The one feed-and-drain loop of the suite is sse_sansio.testing's; this adds the
+    connection to the result.  A RemoteProtocolError propagates; its ``items`` attribute
+    holds the items that came before it.
     """
     conn = Connection(**options)
     items: list[ReceivedItem] = []
-
-    def pull() -> None:
-        # Item by item, so that the items before an error are kept.
-        while (item := conn.next_event()) is not NEED_DATA:
-            items.append(item)
-            if isinstance(item, EndOfStream):
-                return
-
     try:
-        for chunk in chunks:
-            if not chunk:
-                continue  # b"" would mean end of stream
-            conn.receive_data(chunk)
-            pull()
-        conn.receive_data(b"")
-        pull()
+        _feed(conn, chunks, items.append)
     except RemoteProtocolError as exc:
         exc.items = items  # type: ignore[attr-defined]
         raise
     return items, conn
+
+
+@contextmanager
+def parser_config(*, fast_path: bool = True, window: int | None = None) -> Iterator[None]:
+    """Run the parser with the same-shape fast path off, or with tiny windows.
+
+    Both are module globals that a Connection reads when it is made (the fast path) or
+    at each window (its size), so switching them costs the hot path nothing.
+    """
+    saved = (_interpret.FAST_PATH, _interpret.WINDOW, _lines.WINDOW)  # type: ignore[attr-defined]
+    _interpret.FAST_PATH = fast_path
+    if window is not None:
+        _interpret.WINDOW = _lines.WINDOW = window  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        _interpret.FAST_PATH, _interpret.WINDOW, _lines.WINDOW = saved  # type: ignore[attr-defined]
+
+
+#: The configurations the differential tests run in: everything on, the fast path off
+#: (every block through the line loop), and windows of a few bytes (the code at window
+#: edges and split CRLFs then runs on every input, not only on 64 KiB ones).
+CONFIGS: dict[str, dict[str, Any]] = {
+    "all-on": {},
+    "no-fast-path": {"fast_path": False},
+    "tiny-windows": {"window": 3},
+}
 
 
 # Inputs up to this size are split in two at every point; longer ones (the conformance

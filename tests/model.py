@@ -25,10 +25,16 @@ Where the spec leaves room, the model mirrors sse_sansio's documented choices:
   (the harness drains before signalling the end of stream), unless it is only the start
   of a BOM.  A leading BOM is no part of any block.  The error's offset is
   ``block_first + limit``.  The size check of a line comes before its decoding check.
+- Spans (the span rule): an item ends just after the line end that completes it, as
+  received.  When a chunk ends with the CR of a CRLF (``cuts`` holds the stream offsets
+  where chunks end), the item is handed out at that CR, so its ``end`` stops after the
+  CR; the LF that follows belongs to no item.  This is the only way a span depends on
+  the chunking.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # int() refuses strings of more digits than this (sys.get_int_max_str_digits()).
@@ -216,8 +222,13 @@ def interpret(
     errors: str = "strict",
     last_event_id: str = "",
     max_event_size: int | None = None,
+    cuts: Iterable[int] = (),
 ) -> ModelResult:
-    """Run the model over a whole stream; see the module docstring for the rules."""
+    """Run the model over a whole stream; see the module docstring for the rules.
+
+    ``cuts``: the stream offsets where the chunks it was fed in end (for the spans).
+    """
+    cut_at = set(cuts)
     decoded = utf8_decode(stream)
     first_error = decoded.errors[0] if errors == "strict" and decoded.errors else None
     result = ModelResult(last_event_id=last_event_id)
@@ -253,6 +264,10 @@ def interpret(
             break
 
         text = line.text
+        # The span rule: a CRLF whose CR ends a chunk ends the item at that CR.
+        item_end = line.end
+        if line.end - line.text_end == 2 and line.text_end + 1 in cut_at:
+            item_end = line.text_end + 1
         if text == "":
             # Blank line: dispatch.
             result.last_event_id = id_buffer
@@ -266,7 +281,7 @@ def interpret(
                         result.last_event_id,
                         block_retry,
                         event_start,
-                        line.end,
+                        item_end,
                     )
                 )
             data_buffer = type_buffer = ""
@@ -279,7 +294,7 @@ def interpret(
             comment = text[1:]
             if comment.startswith(" "):
                 comment = comment[1:]
-            result.items.append(MComment(comment, line.start, line.end))
+            result.items.append(MComment(comment, line.start, item_end))
             continue
 
         if event_start < 0:

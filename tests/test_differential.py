@@ -19,23 +19,17 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sse_sansio import (
-    NEED_DATA,
     Comment,
     Connection,
     EndOfStream,
     Event,
     RemoteProtocolError,
 )
+from sse_sansio.testing import _feed
 
+from .helpers import CONFIGS, parser_config
 from .model import MComment, MEnd, MError, MEvent, MItem, ModelResult, interpret, utf8_decode
 from .strategies import BAD_UTF8, chunked, max_event_sizes, streams
-
-# When the CR of a CRLF ends one chunk and its LF starts the next, sse_sansio can give
-# the item that line completes an ``end`` one less than when the CRLF arrives whole (an
-# Event at its blank line; a Comment inside an unfinished event).  Reported to the
-# lead.  Until it is fixed, chunkings that split a CRLF are compared without spans; set
-# this to True once fixed.
-CRLF_SPLIT_SPANS_EXACT = False
 
 
 def run_library(chunks: list[bytes], **options: Any) -> ModelResult:
@@ -43,15 +37,7 @@ def run_library(chunks: list[bytes], **options: Any) -> ModelResult:
     conn = Connection(**options)
     result = ModelResult()
     try:
-        for chunk in [*chunks, b""]:
-            conn.receive_data(chunk)
-            while True:
-                item = conn.next_event()
-                if item is NEED_DATA:
-                    break
-                result.items.append(_to_model(item))
-                if isinstance(item, EndOfStream):
-                    break
+        _feed(conn, chunks, lambda item: result.items.append(_to_model(item)))
     except RemoteProtocolError as exc:
         kind = "size" if "max_event_size" in str(exc) else "utf8"
         message = str(exc)
@@ -73,22 +59,6 @@ def _to_model(item: Event | Comment | EndOfStream) -> MItem:
     return MEnd(item.partial_line, item.partial_event)
 
 
-def _values(result: ModelResult) -> ModelResult:
-    """The same result with spans blanked out."""
-    items: list[MItem] = []
-    for item in result.items:
-        if isinstance(item, MEvent):
-            item = MEvent(item.type, item.data, item.id, item.retry, 0, 0)
-        elif isinstance(item, MComment):
-            item = MComment(item.text, 0, 0)
-        items.append(item)
-    return ModelResult(items, result.error, result.last_event_id, result.retry)
-
-
-def _splits_crlf(chunks: list[bytes]) -> bool:
-    return any(a.endswith(b"\r") and b.startswith(b"\n") for a, b in itertools.pairwise(chunks))
-
-
 def check(
     data: bytes,
     chunkings: list[list[bytes]],
@@ -98,18 +68,21 @@ def check(
     last_event_id: str = "",
 ) -> None:
     """Assert that the library, fed each of ``chunkings``, agrees with the model."""
-    want = interpret(
-        data, errors=errors, last_event_id=last_event_id, max_event_size=max_event_size
-    )
+    options: dict[str, Any] = {
+        "errors": errors,
+        "last_event_id": last_event_id,
+        "max_event_size": max_event_size,
+    }
+    whole = interpret(data, **options)
     for chunks in chunkings:
         assert b"".join(chunks) == data
-        got = run_library(
-            chunks, errors=errors, last_event_id=last_event_id, max_event_size=max_event_size
-        )
-        if not CRLF_SPLIT_SPANS_EXACT and _splits_crlf(chunks):
-            assert _values(got) == _values(want), chunks
-        else:
-            assert got == want, chunks
+        got = run_library(chunks, **options)
+        # Spans follow the span rule: only a chunk that ends with the CR of a CRLF can
+        # change one, and the model applies the rule given where the chunks end.
+        want = whole
+        if any(a.endswith(b"\r") and b.startswith(b"\n") for a, b in itertools.pairwise(chunks)):
+            want = interpret(data, **options, cuts=itertools.accumulate(map(len, chunks)))
+        assert got == want, chunks
 
 
 # The profile in conftest.py sets the example budget; these tests are heavier than most
@@ -126,24 +99,41 @@ _BUDGET = settings().max_examples
 @example(data=None, stream=b"data: x\r\n\r\n", limit=None)
 @example(data=None, stream=b"\xef\xbb\xbfdata: \xff\n\ndata: y\n\n", limit=None)
 @example(data=None, stream=b"\xef\xbb", limit=1)  # a cut BOM is no line: no limit
-def test_library_agrees_with_model(data: Any, stream: bytes, limit: int | None) -> None:
+@pytest.mark.parametrize("config", CONFIGS)
+def test_library_agrees_with_model(
+    config: str, data: Any, stream: bytes, limit: int | None
+) -> None:
     chunkings = [[stream] if stream else []]
     if data is not None:
         chunkings.append(data.draw(chunked(stream), label="chunks"))
-    for errors in ("strict", "replace"):
-        check(stream, chunkings, errors=errors, max_event_size=limit)
+    with parser_config(**CONFIGS[config]):
+        for errors in ("strict", "replace"):
+            check(stream, chunkings, errors=errors, max_event_size=limit)
 
 
 @settings(max_examples=max(25, _BUDGET // 4), deadline=None)
 @given(data=st.data(), stream=streams(allow_long=False))
-def test_agreement_every_byte_and_every_split(data: Any, stream: bytes) -> None:
+@pytest.mark.parametrize("config", CONFIGS)
+def test_agreement_every_byte_and_every_split(config: str, data: Any, stream: bytes) -> None:
     # Short streams, fed one byte at a time and split in two at every point.
     limit = data.draw(st.one_of(st.none(), st.integers(1, len(stream) + 2)), label="limit")
     errors = data.draw(st.sampled_from(("strict", "replace")), label="errors")
     last_event_id = data.draw(st.sampled_from(("", "7", "é")), label="last_event_id")
     chunkings = [[stream[i : i + 1] for i in range(len(stream))]]
     chunkings += [[stream[:cut], stream[cut:]] for cut in range(1, len(stream))]
-    check(stream, chunkings, errors=errors, max_event_size=limit, last_event_id=last_event_id)
+    with parser_config(**CONFIGS[config]):
+        check(stream, chunkings, errors=errors, max_event_size=limit, last_event_id=last_event_id)
+
+
+def test_split_crlfs_follow_the_span_rule_at_the_start_and_later() -> None:
+    # A stream opening with ":\r\n" (where the BOM look-ahead once joined the first
+    # bytes) and the same lines later on, fed one byte at a time and split everywhere.
+    for stream in (b":\r\n: x\r\n", b"data: a\r\n: x\r\n\r\n", b"\xef\xbb\xbf:\r\n"):
+        chunkings = [[stream[i : i + 1] for i in range(len(stream))]]
+        chunkings += [[stream[:cut], stream[cut:]] for cut in range(1, len(stream))]
+        for config in CONFIGS.values():
+            with parser_config(**config):
+                check(stream, chunkings, errors="strict", max_event_size=None)
 
 
 # --------------------------------------------------------------------------- the model itself

@@ -10,6 +10,7 @@ import pytest
 
 from sse_sansio import (
     NEED_DATA,
+    Comment,
     Connection,
     EndOfStream,
     Event,
@@ -162,3 +163,128 @@ def test_next_event_called_through_the_class_behaves_like_the_instance() -> None
         Connection.next_event(conn)
     fresh = Connection()
     assert Connection.next_event(fresh) is NEED_DATA
+
+
+# ------------------------------------------------------------- issue 10's defects
+
+
+class _Boom(Exception):
+    """Stands for anything raised while parsing that is not a protocol error."""
+
+
+def _interrupted(conn: Connection, exc: BaseException) -> BaseException:
+    """Make the parser raise ``exc`` in the middle of a chunk, as a signal handler can."""
+    conn.receive_data(b"data: a\n\ndata: b\n\n")
+    # keep_raw's bookkeeping hands the event its bytes: make that raise.
+    from sse_sansio import _raw
+
+    real = _raw.RawBytes.hand_out
+
+    def hand_out(self: _raw.RawBytes, end: int) -> bytes:
+        raise exc
+
+    _raw.RawBytes.hand_out = hand_out  # type: ignore[method-assign]
+    try:
+        with pytest.raises(type(exc)) as info:
+            conn.next_event()
+    finally:
+        _raw.RawBytes.hand_out = real  # type: ignore[method-assign]
+    assert info.value is exc
+    return exc
+
+
+@pytest.mark.parametrize("exc", [_Boom("bad luck"), KeyboardInterrupt(), MemoryError()])
+def test_any_exception_leaves_the_connection_failed_for_good(exc: BaseException) -> None:
+    # Defect 1: after an exception that was not a RemoteProtocolError, every later
+    # next_event() raised a bare StopIteration, and receive_data() still took data.
+    conn = Connection(keep_raw=True)
+    nxt = conn.next_event  # saved before the failure, as hot loops do
+    _interrupted(conn, exc)
+    want = f"the connection failed earlier: {type(exc).__name__}: {exc}"
+    for call in (
+        conn.next_event,
+        nxt,
+        lambda: Connection.next_event(conn),
+        lambda: conn.receive_data(b"data: c\n\n"),
+        lambda: conn.receive_data(b""),
+        conn.next_event,
+    ):
+        with pytest.raises(LocalProtocolError) as info:
+            call()
+        assert str(info.value) == want
+        assert info.value.__cause__ is exc
+
+
+def test_a_remote_error_sticks_through_a_saved_next_event() -> None:
+    # Defect 1: nxt = conn.next_event, then invalid UTF-8: the second nxt() raised a bare
+    # StopIteration instead of the same error again.
+    conn = Connection()
+    nxt = conn.next_event
+    conn.receive_data(b"data: a\n\ndata: \xff\n\n")
+    assert nxt() == Event(data="a")
+    for _ in range(3):
+        with pytest.raises(RemoteProtocolError) as info:
+            nxt()
+        assert info.value.offset == 15
+        assert str(info.value) == "invalid UTF-8 (invalid start byte) at byte offset 15"
+    with pytest.raises(RemoteProtocolError):
+        conn.receive_data(b"data: c\n\n")
+
+
+def test_help_on_next_event_shows_its_contract() -> None:
+    # Defect 2: help(conn.next_event) printed "Implement next(self).".
+    import pydoc
+
+    text = pydoc.render_doc(Connection().next_event, renderer=pydoc.plaintext)  # type: ignore[attr-defined]
+    assert "Return the next complete item, or ``NEED_DATA``." in text
+    assert "Implement next(self)" not in text
+
+
+def test_the_functions_that_always_raise_are_typed_as_never_returning() -> None:
+    # Defect 3: Connection._fail() always raised, but was annotated as returning None.
+    # (It is _lines.fail() now, with the other functions that only raise.)
+    import typing
+
+    from sse_sansio import _connection, _interpret, _lines
+
+    for function in (
+        _lines.fail,
+        _lines.exceeds,
+        _interpret._bad_utf8,
+        _connection.Connection._raise_error,
+    ):
+        assert typing.get_type_hints(function)["return"] is typing.NoReturn, function
+
+
+@pytest.mark.parametrize("keep_raw", [False, True])
+@pytest.mark.parametrize("stream", [b":\n", b":\r"])
+def test_the_first_byte_that_rules_out_a_bom_ends_the_look_ahead(
+    stream: bytes, keep_raw: bool
+) -> None:
+    # Defect 5: the BOM look-ahead held the first item until a third byte arrived.
+    for label, chunks in chunkings(stream):
+        conn = Connection(keep_raw=keep_raw)
+        got = []
+        for chunk in filter(None, chunks):  # (b"" would end the stream)
+            conn.receive_data(chunk)
+            while (item := conn.next_event()) is not NEED_DATA:
+                got.append(item)
+        assert got == [Comment(text="")], label
+        assert isinstance(got[0], Comment)
+        assert got[0].span == (0, 2), label
+        if keep_raw:
+            assert got[0].raw == stream
+            assert conn.take_raw() == b""
+
+
+def test_a_stream_opening_with_a_split_crlf_has_the_span_rule_s_spans() -> None:
+    # Defect 4: at the start of a stream the BOM look-ahead joined the first bytes, so
+    # b":\r" + b"\n" gave the comment end=3 instead of 2, unlike the same bytes later on.
+    for prefix in (b"", b"\xef\xbb\xbf", b": x\n"):
+        base = len(prefix)
+        for chunks in ([prefix + b":\r", b"\n"], [prefix + b":", b"\r", b"\n"]):
+            items, _ = feed(chunks)
+            comment = items[-2]
+            assert isinstance(comment, Comment)
+            assert comment == Comment(text=""), chunks
+            assert comment.span == (base, base + 2), chunks

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import sse_sansio._connection as connection_module
+import sse_sansio._interpret as interpret_module
 from sse_sansio import Comment, Event
 from sse_sansio._uniform import BATCH_BLOCKS, MIN_BLOCKS, uniform_blocks
 
@@ -160,7 +160,7 @@ def _batched_items(stream: bytes, monkeypatch: pytest.MonkeyPatch, **options: An
             built.extend(got[0])
         return got
 
-    monkeypatch.setattr(connection_module, "uniform_blocks", spy)
+    monkeypatch.setattr(interpret_module, "uniform_blocks", spy)
     items, _ = feed([stream, b""], **options)
     # keep_raw changes no item (the model has no such option).
     want = interpret(stream, **{k: v for k, v in options.items() if k != "keep_raw"})

@@ -15,9 +15,9 @@ Invariants, checked on every input:
 1. Parsing raises nothing but RemoteProtocolError, in both decoding modes and with or
    without a size limit.
 2. Every chunking (whole, one byte at a time, two random splits) gives the same items
-   (values, and spans when no chunk boundary falls inside a CRLF: see
-   ``CRLF_SPLIT_SPANS_EXACT``), the same error, last_event_id and retry; and all of
-   them agree with the reference model in tests/model.py.
+   values, the same error, last_event_id and retry, and spans by the span rule (a
+   chunk that ends with the CR of a CRLF ends the item there); and all of them agree
+   with the reference model in tests/model.py, given where the chunks end.
 3. serialize() then parse gives back every valid parsed Event and Comment.
 4. Hostile strings for an Event's type, data, id and retry and a Comment's text (CR, LF,
    NUL, lone surrogates, anything) are refused by the constructor or serialize() with
@@ -47,10 +47,6 @@ from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-
-# A known difference, mirrored from tests/test_differential.py (see there): the span of
-# an item whose CRLF is split across chunks.  Set to True once fixed.
-CRLF_SPLIT_SPANS_EXACT = False
 
 _STATS = {"executions": 0}
 
@@ -166,36 +162,29 @@ def check_keep_raw(stream: bytes, ways: list[list[bytes]], options: Options) -> 
     assert len(forwarded) <= 1, forwarded
 
 
-def _as_model(items: list[Any], spans: bool) -> list[Any]:
+def _as_model(items: list[Any]) -> list[Any]:
     from sse_sansio import Comment, Event
     from tests.model import MComment, MEnd, MEvent
 
     out: list[Any] = []
     for item in items:
         if isinstance(item, Event):
-            start, end = (item.start, item.end) if spans else (0, 0)
-            out.append(MEvent(item.type, item.data, item.id, item.retry, start, end))
+            out.append(MEvent(item.type, item.data, item.id, item.retry, item.start, item.end))
         elif isinstance(item, Comment):
-            start, end = (item.start, item.end) if spans else (0, 0)
-            out.append(MComment(item.text, start, end))
+            out.append(MComment(item.text, item.start, item.end))
         else:
             out.append(MEnd(item.partial_line, item.partial_event))
     return out
 
 
-def _model(stream: bytes, errors: str, limit: int | None, spans: bool) -> tuple[Any, Any, Any, Any]:
-    from tests.model import MComment, MEvent, interpret
+def _model(
+    stream: bytes, errors: str, limit: int | None, cuts: list[int]
+) -> tuple[Any, Any, Any, Any]:
+    from tests.model import interpret
 
-    result = interpret(stream, errors=errors, max_event_size=limit)
-    items: list[Any] = []
-    for item in result.items:
-        if not spans and isinstance(item, MEvent):
-            item = MEvent(item.type, item.data, item.id, item.retry, 0, 0)
-        elif not spans and isinstance(item, MComment):
-            item = MComment(item.text, 0, 0)
-        items.append(item)
+    result = interpret(stream, errors=errors, max_event_size=limit, cuts=cuts)
     error = None if result.error is None else (result.error.kind, result.error.offset)
-    return items, error, result.last_event_id, result.retry
+    return result.items, error, result.last_event_id, result.retry
 
 
 def _chunkings(stream: bytes, seed: int) -> list[list[bytes]]:
@@ -217,13 +206,9 @@ def check_parse(stream: bytes, options: Options) -> None:
     limit = options.max_event_size
     whole = None
     for chunks in _chunkings(stream, options.seed):
-        split_crlf = any(
-            a.endswith(b"\r") and b.startswith(b"\n") for a, b in itertools.pairwise(chunks)
-        )
-        spans = CRLF_SPLIT_SPANS_EXACT or not split_crlf
         items, error, last_id, retry = _outcome(chunks, errors=options.errors, max_event_size=limit)
-        want = _model(stream, options.errors, limit, spans)
-        got = (_as_model(items, spans), error, last_id, retry)
+        want = _model(stream, options.errors, limit, [*itertools.accumulate(map(len, chunks))])
+        got = (_as_model(items), error, last_id, retry)
         assert got == want, f"chunks {chunks!r}:\n  library {got!r}\n  model   {want!r}"
         if whole is None:
             whole = items

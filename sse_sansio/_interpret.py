@@ -1,0 +1,446 @@
+# Interpreting the lines: the parser generator, in the order of the spec's steps.
+#
+# Spec: WHATWG HTML, "Server-sent events", section 9.2.6 "Interpreting an event stream"
+# https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
+# The spec's steps are quoted beside the code that implements them (marked "Spec:").
+#
+# Strategy.  parse() is one generator that Connection.next_event() resumes once per
+# item; its locals hold the line loop's state, so handing out an item costs one resume.
+# It takes the queued chunks in order and has _lines.py cut them into windows and lines
+# (one C-level split per window).  The work done for every line (the blank line that
+# dispatches, a comment, a data line, the size check) is inline here, because a Python
+# call per line costs about 42 ns; what runs once per window, per stream or rarely (an
+# event, id or retry field, a big line, a decoding error, the end of the stream) is in
+# named functions.  Where a window holds a run of blocks of one shape (the usual LLM
+# stream), uniform_blocks() in _uniform.py reads the run column by column with C-level
+# iterators, and the line loop goes on after it.
+#
+# The size limit, in one place.  A block (from its first line, comments included, to
+# the blank line that dispatches it) may not reach past ``deadline`` = its first byte +
+# max_event_size.  The line end that ends the current line never counts: a CR that ends
+# a chunk may be half a CRLF, and the limit must not depend on the chunking.  Three
+# checks enforce it, each as cheap as its place allows:
+# - a complete line, when its window may reach the deadline at all (``near_limit``, one
+#   comparison per window; otherwise the lines skip the check);
+# - the line still arriving, when it grows past ``watch`` (the room the block has left,
+#   or SPILL if that is less), at each chunk without a line end and at each window end;
+#   spill() in _lines.py then refuses it or moves its bytes aside;
+# - uniform_blocks() is not used on a window that may reach the deadline.
+#
+# Invariants, and why the whole thing is linear in the bytes received:
+# - The data buffer is its lines, joined at dispatch (and every FOLD_LINES lines, so
+#   that short lines' string headers stay a small fraction of it); each line is copied
+#   at most twice.
+# - Lines not yet walked exist for at most one window, and the generator stops at each
+#   item, or at each run of at most BATCH_BLOCKS items read at once: a huge
+#   receive_data() holding a million events never builds a million objects before the
+#   caller asks for them (the pull model is the back-pressure).
+# - Memory held is the queued chunks, one window and the event being assembled, which
+#   max_event_size bounds.  When the parser waits (NEED_DATA) it holds no window, line
+#   or item it has handed out: an idle connection costs about as much as a new one.
+# - off is always the stream offset of the next byte to walk; first <= off.
+#
+# Measured, not guessed: each speed trick says why it is there, and the commit that made
+# it gives what it saved in instructions counted by callgrind.
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import suppress
+from typing import TYPE_CHECKING, Final, NoReturn
+
+from ._events import Comment, EndOfStream, Event
+from ._lines import SPILL, WINDOW, check_cut_line, exceeds, fail, spill, split_window, take_bom
+from ._need_data import NEED_DATA, NeedData
+from ._uniform import MIN_BLOCKS, uniform_blocks
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+__all__ = ["FAST_PATH", "parse"]
+
+# Whether runs of same-shaped blocks go to uniform_blocks().  Only tests turn it off, to
+# run every input through the line loop; it is read once per connection.
+FAST_PATH = True
+
+# The data buffer joins every this many lines into one string.
+FOLD_LINES: Final = 256
+
+# Data lines longer than this are decoded without their "data:" prefix (see _big_value).
+BIG_LINE: Final = 64 * 1024
+
+_NO_LIMIT: Final = sys.maxsize
+
+Item = Event | Comment | EndOfStream | NeedData
+
+
+def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
+    """The parser: a generator that next_event() resumes once per item.
+
+    The one long function of the package (see the module header): everything it does
+    for each line is inline, for speed.
+    """
+    try:
+        chunks = conn._chunks
+        limit = conn._limit
+        strict = conn._strict
+        decode = bytes.decode if strict else _decode_replace
+        raw_store = conn._raw  # keep_raw's bookkeeping, or None
+        # The fewest lines a run needs before uniform_blocks() is tried (never in
+        # keep_raw mode, whose items carry their bytes).
+        batch_from = 2 * MIN_BLOCKS if FAST_PATH and raw_store is None else _NO_LIMIT
+        new = tuple.__new__
+        last_id = last_event_id  # what conn._last_event_id holds
+        # The line still arriving (see _lines.py): a bytearray, and its bytes beyond
+        # each SPILL in exact-size bytes objects.
+        partial = bytearray()
+        spilled: list[bytes] = []
+        spilled_len = 0
+        skip_lf = False  # the last window ended with CR: an LF next is its CRLF tail
+        # The spec's buffers.  The data buffer is kept as its first line and, once there
+        # is a second, the list of all its lines: most events have one data line.
+        data_first: str | None = None
+        data_lines: list[str] | None = None
+        folded = 0  # how many entries of data_lines are folds of FOLD_LINES lines
+        event_type = "message"  # the event type buffer, "" already read as "message"
+        id_buffer = last_event_id  # the last event ID buffer
+        block_retry = None  # a valid retry value in the current block
+        event_start = -1  # stream offset of the block's first field line; -1: none yet
+
+        off, head = yield from take_bom(conn)  # off: where the line being walked starts
+        partial += head
+        if raw_store is not None:
+            raw_store.safe_end = off  # the BOM alone is safe to forward
+        first = off  # stream offset of the current block's first line
+        deadline = off + limit  # where the block's bytes may not reach past
+        room = limit  # deadline - off, as of the end of the last window
+        # The length of partial that calls for a look: room - spilled_len, or SPILL if
+        # that is less (written out: min() costs more than the rest of a chunk's work).
+        watch = min(room, SPILL)
+        chunk = b""  # the chunk being cut into windows, from cut on
+        cut = 0
+
+        while True:
+            if not chunks:
+                # Nothing left to split: the stream ended, or we wait for bytes.
+                if not conn._eof:
+                    yield NEED_DATA
+                    continue
+                yield _end(conn, [*spilled, partial], off, data_first is not None)
+                continue
+            chunk = chunks.popleft()
+            if 10 not in chunk and 13 not in chunk:
+                partial += chunk
+                skip_lf = False
+                if len(partial) > watch:
+                    spilled_len = spill(partial, spilled, spilled_len, room, limit, deadline)
+                    watch = room - spilled_len if room - spilled_len < SPILL else SPILL
+                continue
+            size = len(chunk)
+            cut = 0
+            while cut < size:
+                if size - cut <= WINDOW:
+                    window = chunk if cut == 0 else chunk[cut:]
+                    cut = size
+                else:
+                    window, cut = _cut_window(chunk, cut)
+                if skip_lf:
+                    skip_lf = False
+                    if window[0] == 10:
+                        # The LF of a CRLF whose CR ended the last window: it belongs to the
+                        # line already walked.  A block boundary or a keep_raw safe point just
+                        # before it moves past it, so that neither the limit nor keep_raw
+                        # depends on the chunking.
+                        window = window[1:]
+                        off += 1
+                        if first == off - 1:
+                            first = off
+                            deadline = off + limit
+                        if raw_store is not None and raw_store.safe_end == off - 1:
+                            raw_store.safe_end = off
+                        room = deadline - off
+                        watch = room - spilled_len if room - spilled_len < SPILL else SPILL
+                        if not window:
+                            continue
+                # Every run of a window ends its lines the same way, so the loop below adds
+                # one constant per line.
+                runs = ((window.split(b"\n"), 1),) if 13 not in window else split_window(window)
+                skip_lf = window[-1] == 13
+                # Whether a line of this window can pass the limit at all: when none can
+                # (the usual case), each line skips the check.
+                near_limit = off + spilled_len + len(partial) + len(window) > deadline
+                for lines, tlen in runs:
+                    tail = lines.pop()  # after the run's last line end: a partial line
+                    if partial or spilled_len:
+                        if not lines:
+                            partial += tail
+                            continue
+                        if spilled_len:
+                            lines[0] = b"".join([*spilled, partial, lines[0]])
+                            spilled.clear()
+                            spilled_len = 0
+                        else:
+                            partial += lines[0]
+                            lines[0] = bytes(partial)
+                        partial = bytearray()
+                    if tail:
+                        partial = bytearray(tail)
+
+                    # After each blank line, uniform_blocks() may read a stretch of
+                    # same-shaped blocks at once; the line loop then goes on after them (a
+                    # list iterator's __setstate__ sets its index).  Not in keep_raw mode,
+                    # not when a line of the window may pass the limit, not when the run is
+                    # too short to be worth it.
+                    batching = len(lines) >= batch_from and not near_limit
+                    walk = iter(lines)
+                    for raw in walk:
+                        length = len(raw)
+                        off += length + tlen
+                        if near_limit and off - tlen > deadline:
+                            exceeds(limit, deadline)
+
+                        if not raw:
+                            # Spec: "If the line is empty (a blank line): Dispatch the event."
+                            first = off
+                            deadline = off + limit
+                            if event_start >= 0:
+                                # Spec: "Set the last event ID string of the event source to
+                                # the value of the last event ID buffer."
+                                if id_buffer is not last_id:
+                                    conn._last_event_id = last_id = id_buffer
+                                if data_first is not None:
+                                    # Spec: "If the data buffer's last character is a U+000A
+                                    # LINE FEED (LF) character, then remove the last character
+                                    # from the data buffer."  Each data line appended its
+                                    # value plus LF; joining the values with LF is the same
+                                    # string without that last LF.  The event's type is the
+                                    # event type buffer if not empty, else "message"; its
+                                    # lastEventId is the last event ID string.
+                                    yield new(
+                                        Event,
+                                        (
+                                            event_type,
+                                            data_first
+                                            if data_lines is None
+                                            else "\n".join(data_lines),
+                                            id_buffer,
+                                            block_retry,
+                                            event_start,
+                                            off,
+                                            None if raw_store is None else raw_store.hand_out(off),
+                                        ),
+                                    )
+                                    data_first = data_lines = None
+                                # Spec: "If the data buffer is an empty string, set the data
+                                # buffer and the event type buffer to the empty string and
+                                # return."  (After a dispatch they are empty too.)
+                                elif raw_store is not None:
+                                    raw_store.safe_end = off
+                                event_type = "message"
+                                block_retry = None
+                                event_start = -1
+                            elif raw_store is not None:
+                                # No field since the last blank line (comments at most): the
+                                # dispatch would change nothing.
+                                raw_store.safe_end = off
+                            if batching:
+                                got = uniform_blocks(
+                                    lines,
+                                    len(lines) - walk.__length_hint__(),  # type: ignore[attr-defined]
+                                    tlen,
+                                    off,
+                                    strict,
+                                    id_buffer,
+                                )
+                                if got is None:
+                                    batching = False  # try again in the next window
+                                else:
+                                    items, pos, off = got
+                                    walk.__setstate__(pos)  # type: ignore[attr-defined]
+                                    first = off
+                                    deadline = off + limit
+                                    yield from items
+                            continue
+
+                        if length > BIG_LINE and raw[:5] == b"data:":
+                            value = _big_value(raw, strict, off - tlen - length)
+                            # Memory: a line longer than a window was joined from its
+                            # pieces into lines[0]; it is not kept there past its value.
+                            lines[0] = b""
+                        else:
+                            try:
+                                line = decode(raw)
+                            except UnicodeDecodeError as exc:
+                                _bad_utf8(exc, off - tlen - length)
+
+                            # Spec: "If the line starts with a U+003A COLON character (:):
+                            # Ignore the line."  We hand it to the caller as a Comment.
+                            if raw[0] == 58:  # ":"
+                                yield new(
+                                    Comment,
+                                    (
+                                        line[2:] if line[1:2] == " " else line[1:],
+                                        off - tlen - length,
+                                        off,
+                                        # A comment between events is forwarded at once; one
+                                        # inside an event's fields travels with that event.
+                                        None
+                                        if raw_store is None
+                                        else raw_store.hand_out(off)
+                                        if event_start < 0
+                                        else b"",
+                                    ),
+                                )
+                                continue
+                            # Then the common case: a data line (the spec's rule is below).
+                            # removeprefix() takes one argument, so it skips the argument
+                            # parsing that startswith() with a start index pays, and it
+                            # builds the value without a slice object.
+                            value = line.removeprefix("data: ")
+                            if len(value) == len(line):
+                                value = line.removeprefix("data:")
+                                if len(value) == len(line):
+                                    # Spec: "If the line contains a U+003A COLON character (:):
+                                    # Collect the characters on the line before the first colon,
+                                    # and let field be that string.  Collect the characters on
+                                    # the line after the first colon, and let value be that
+                                    # string.  If value starts with a U+0020 SPACE character,
+                                    # remove it from value."  "Otherwise, the string is not empty
+                                    # but does not contain a colon: use the whole line as the
+                                    # field name, and the empty string as the field value."
+                                    # (partition() gives exactly that.)
+                                    field, _, value = line.partition(":")
+                                    value = value.removeprefix(" ")
+                                    if event_start < 0:
+                                        event_start = off - tlen - length
+                                    # Spec: "If the field name is "event": Set the event type
+                                    # buffer to field value."
+                                    if field == "event":
+                                        event_type = value or "message"
+                                        continue
+                                    # Spec: "If the field name is "id": If the field value does
+                                    # not contain U+0000 NULL, then set the last event ID buffer
+                                    # to the field value.  Otherwise, ignore the field."
+                                    if field == "id":
+                                        if "\0" not in value:
+                                            id_buffer = value
+                                        continue
+                                    if field == "retry":
+                                        retry = _retry_value(value)
+                                        if retry is not None:
+                                            conn._retry = block_retry = retry
+                                        continue
+                                    # Spec: "Otherwise: The field is ignored."
+                                    if field != "data":
+                                        continue
+                        # Spec: "If the field name is "data": Append the field value to the
+                        # data buffer, then append a single U+000A LINE FEED (LF) character."
+                        if data_first is None:
+                            data_first = value
+                            if event_start < 0:
+                                event_start = off - tlen - length
+                        elif data_lines is None:
+                            data_lines = [data_first, value]
+                            folded = 0
+                        else:
+                            data_lines.append(value)
+                            if len(data_lines) - folded >= FOLD_LINES:
+                                folded = _fold(data_lines, folded)
+                # Complete lines were checked as they were walked; the line the window leaves
+                # unfinished is checked here and, while it goes on, at each chunk against
+                # watch.  (room may be below zero by a line end, which does not count.)
+                room = deadline - off
+                watch = room - spilled_len if room - spilled_len < SPILL else SPILL
+                if partial and len(partial) > watch:
+                    spilled_len = spill(partial, spilled, spilled_len, room, limit, deadline)
+                    watch = room - spilled_len if room - spilled_len < SPILL else SPILL
+            # Memory: the chunk is done; drop what the walk kept of it (the window, its
+            # lines, the last line and value, a batch of items), so that a connection
+            # waiting for data holds nothing it has handed out.
+            chunk = window = runs = raw = tail = lines = walk = line = value = items = got = None  # type: ignore[assignment]
+    except BaseException as exc:
+        # Whatever ended the generator (a protocol error, a signal handler's exception,
+        # MemoryError, a bug), its state may be half-updated: the connection is failed
+        # for good (Connection's docstring says how it then behaves).
+        conn._failed(exc)
+        raise
+
+
+def _cut_window(chunk: bytes, cut: int) -> tuple[bytes, int]:
+    """The next window of a chunk longer than WINDOW from ``cut`` on, and its end."""
+    end = cut + WINDOW
+    if chunk[end - 1] == 13 and chunk[end] == 10:
+        end += 1  # keep a CRLF whole: only the caller's chunks split one
+    return chunk[cut:end], end
+
+
+def _decode_replace(raw: bytes) -> str:
+    """UTF-8 decoding as browsers do it: U+FFFD for each invalid sequence."""
+    return raw.decode("utf-8", "replace")
+
+
+def _bad_utf8(exc: UnicodeDecodeError, start: int) -> NoReturn:
+    """Strict mode: the line at stream offset ``start`` holds invalid UTF-8."""
+    fail(f"invalid UTF-8 ({exc.reason})", start + exc.start)
+
+
+def _big_value(raw: bytes, strict: bool, start: int) -> str:
+    """The value of a data line longer than BIG_LINE, which starts at ``start``.
+
+    Memory: decoded straight from its bytes, without the "data:" prefix, so that the
+    line is never held as bytes, as text and as the value at once (three times the
+    event, not two).
+    """
+    skip = 6 if raw[5:6] == b" " else 5
+    try:
+        with memoryview(raw) as view:
+            return str(view[skip:], "utf-8", "strict" if strict else "replace")
+    except UnicodeDecodeError as exc:
+        fail(f"invalid UTF-8 ({exc.reason})", start + skip + exc.start)
+
+
+def _retry_value(value: str) -> int | None:
+    """Spec: "If the field name is "retry": If the field value consists of only ASCII
+    digits, then interpret the field value as an integer in base ten, and set the event
+    stream's reconnection time to that integer.  Otherwise, ignore the field."
+
+    (isdigit() alone would accept other digits.)  More digits than int() accepts
+    (sys.int_info's str_digits_check_threshold, 4300 by default): a reconnection time
+    beyond 10**4300 ms is ignored.
+    """
+    if value.isascii() and value.isdigit():
+        with suppress(ValueError):
+            return int(value)
+    return None
+
+
+def _fold(data_lines: list[str], folded: int) -> int:
+    """Join the data lines since the last fold into one; return the new fold count.
+
+    Memory: a str costs about 50 bytes beyond its text, so a block of short data lines
+    would take several times max_event_size before the limit refused it.  Each line is
+    copied once more at most, so the cost stays linear.
+    """
+    data_lines[folded:] = ["\n".join(data_lines[folded:])]
+    return folded + 1
+
+
+def _end(
+    conn: Connection, line: list[bytes | bytearray], offset: int, partial_event: bool
+) -> EndOfStream:
+    """The stream ended: the EndOfStream to return on every call from now on.
+
+    ``line`` is the unterminated last line, in pieces; it starts at stream ``offset``.
+    """
+    if conn._eos is None:
+        # Spec: "Once the end of the file is reached, any pending data must be
+        # discarded.  (If the file ends in the middle of an event, before the final
+        # empty line, the incomplete event is not dispatched.)"  Strict mode still
+        # refuses invalid UTF-8 in what it discards.
+        length = sum(map(len, line))
+        if conn._strict and length:
+            check_cut_line(line, offset)
+        raw_bytes = None if conn._raw is None else conn._raw.take()
+        conn._eos = tuple.__new__(EndOfStream, (length, partial_event, raw_bytes))
+    return conn._eos

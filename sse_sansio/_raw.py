@@ -1,0 +1,63 @@
+# keep_raw's bookkeeping: the received bytes not yet handed out, and where it is safe
+# to cut them.
+#
+# Strategy.  With Connection(keep_raw=True) every chunk is also appended to one
+# bytearray, which starts at stream offset ``start``.  An item's ``raw`` is the bytes
+# from ``start`` up to the item's ``end``, handed out (copied once) and deleted from
+# the front; ``take_raw()`` hands out up to ``safe_end``, the end of the last stretch
+# that belongs to no item (a blank line, an ``id:``-only block, the LF of a split
+# CRLF).  The parser moves ``safe_end`` as it walks; nothing here runs per line.
+#
+# Invariants:
+# - start <= safe_end <= the offset of the next byte the parser will walk, so no byte
+#   is handed out twice, none is lost, and a comment inside an unfinished event (raw
+#   b"") leaves its bytes to that event.
+# - Bytes waiting for take_raw() never exceed max_event_size when a chunk arrives:
+#   receive() refuses the chunk instead (the caller must take_raw() at NEED_DATA).
+# - Once everything is handed out the bytearray is replaced by an empty one, so an
+#   idle connection does not keep the allocation of the last big event.
+
+from __future__ import annotations
+
+from ._errors import LocalProtocolError
+
+__all__ = ["RawBytes"]
+
+
+class RawBytes:
+    """The received bytes a keep_raw connection has not handed out yet."""
+
+    __slots__ = ("buf", "safe_end", "start")
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.start = 0  # the stream offset of buf[0]
+        self.safe_end = 0  # bytes before this offset belong to no item still to come
+
+    def receive(self, data: bytes, limit: int) -> None:
+        """Keep a chunk; refuse it while more than ``limit`` bytes wait for take()."""
+        if self.safe_end - self.start > limit:
+            # The caller keeps feeding without taking what is safe to forward.
+            raise LocalProtocolError(
+                f"{self.safe_end - self.start} bytes are waiting for take_raw(), "
+                f"more than max_event_size={limit}: call take_raw() at every NEED_DATA"
+            )
+        self.buf += data
+
+    def hand_out(self, end: int) -> bytes:
+        """The bytes up to stream offset ``end``, no longer kept."""
+        cut = end - self.start
+        buf = self.buf
+        if cut == len(buf):
+            out = bytes(buf)
+            self.buf = bytearray()  # frees the allocation, unlike del buf[:]
+        else:
+            with memoryview(buf) as view:
+                out = view[:cut].tobytes()  # one copy (bytes(buf[:cut]) makes two)
+            del buf[:cut]
+        self.start = self.safe_end = end
+        return out
+
+    def take(self) -> bytes:
+        """The bytes that are safe to forward now (take_raw())."""
+        return self.hand_out(self.safe_end)
