@@ -31,7 +31,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
-from ._connection import NEED_DATA, Connection
+from ._connection import NEED_DATA
+from ._implementation import Connection
 from ._errors import RemoteProtocolError
 from ._events import EndOfStream, ReceivedItem
 
