@@ -11,13 +11,17 @@ Environment variables, read at build time:
 - ``SSE_SANSIO_REQUIRE_EXTENSIONS=1``: a failed compile fails the build (CI sets it, so a
   broken build cannot pass on the fallback).
 
-Everything else about the package is in pyproject.toml.
+A successful build also copies the extension next to its source, as an editable install
+would: the test suite imports the package from the checkout, so that ``pip install
+".[test]" && pytest`` (the README's command) tests the compiled core.  Everything else
+about the package is in pyproject.toml.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import shutil
 import sys
 from typing import Any
 
@@ -46,6 +50,16 @@ class OptionalBuildExt(build_ext):
             super().build_extension(ext)
         except BUILD_ERRORS as exc:
             self._fallback(exc)
+            return
+        if not self.inplace:
+            built = self.get_ext_fullpath(ext.name)
+            self.inplace = True
+            try:
+                beside_source = self.get_ext_fullpath(ext.name)
+            finally:
+                self.inplace = False
+            if os.path.isdir(os.path.dirname(beside_source)):
+                shutil.copyfile(built, beside_source)
 
     def _fallback(self, exc: BaseException) -> None:
         if _flag("SSE_SANSIO_REQUIRE_EXTENSIONS"):
