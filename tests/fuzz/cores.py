@@ -37,6 +37,13 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))  # after PYTHONPATH: the sanitizer build comes first
 
+if sys.argv[1:2] == ["--child"]:
+    # libFuzzer's coverage: of the pure core, instrumented as it is first imported.
+    import atheris  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    with atheris.instrument_imports(include=["sse_sansio"]):
+        import sse_sansio  # noqa: F401
+
 from tests.fuzz.run import seed_inputs  # noqa: E402
 from tests.test_cores import CORE, PURE, _first_chunk_whole, _observe  # noqa: E402
 
@@ -146,9 +153,6 @@ def run_atheris(seconds: int) -> int:
 
 
 def child() -> None:
-    import atheris  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-    atheris.instrument_all()  # the pure core and this file, already imported
     atheris.Setup([sys.argv[0], *sys.argv[2:]], one_input)
     atheris.Fuzz()
 
