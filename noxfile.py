@@ -3,8 +3,9 @@
 ``nox -s bench`` runs the benchmark suite and ``nox -s fuzz`` a long fuzzing run; neither
 is a default session.  Nor are ``nox -s fallback`` (an install without a C compiler
 gives the pure package) and ``nox -s sanitize`` (the compiled core built with
-AddressSanitizer and UndefinedBehaviorSanitizer, fuzzed against the pure core).  With ``CI=true`` nox fails on any interpreter it cannot find
-instead of skipping it, so CI proves every supported version.
+AddressSanitizer and UndefinedBehaviorSanitizer, fuzzed against the pure core).
+With ``CI=true`` nox fails on any interpreter it cannot find instead of skipping it, so
+CI proves every supported version.
 """
 
 from __future__ import annotations
@@ -113,11 +114,10 @@ def fallback(session: nox.Session) -> None:
     env = {"CC": "false", "SSE_SANSIO_REQUIRE_EXTENSIONS": "", NO_EXTENSIONS: ""}
     session.install("--force-reinstall", "--no-deps", str(source), env=env)
     session.chdir(source.parent)  # import the installed package, not a checkout
-    session.run(
-        "python", "-c", "import sse_sansio; assert sse_sansio.IMPLEMENTATION == 'python'"
-    )
+    session.run("python", "-c", "import sse_sansio; assert sse_sansio.IMPLEMENTATION == 'python'")
     version = session.run("python", "-m", "sse_sansio", "--version", silent=True)
-    assert isinstance(version, str) and "(python core)" in version, version
+    assert isinstance(version, str), version
+    assert "(python core)" in version, version
     demo = str(source / "examples" / "demo.sse")
     session.run("python", "-m", "sse_sansio", demo, "--chunk-size", "1", silent=True)
 

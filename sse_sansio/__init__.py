@@ -19,12 +19,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
+    "IMPLEMENTATION",
     "NEED_DATA",
     "Comment",
     "Connection",
     "EndOfStream",
     "Event",
-    "IMPLEMENTATION",
     "LocalProtocolError",
     "NeedData",
     "ProtocolError",

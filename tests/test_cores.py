@@ -40,7 +40,6 @@ from sse_sansio import (
     Comment,
     EndOfStream,
     Event,
-    LocalProtocolError,
     ProtocolError,
     RemoteProtocolError,
     _connection,
@@ -98,7 +97,7 @@ def test_the_compiled_core_is_in_use_when_required() -> None:
     elif REQUIRED:
         assert sse_sansio.IMPLEMENTATION == "compiled"
     else:
-        assert sse_sansio.IMPLEMENTATION == ("python" if CORE is None else "compiled")
+        assert ("python" if CORE is None else "compiled") == sse_sansio.IMPLEMENTATION
 
 
 class _FakeCore(ModuleType):
@@ -126,7 +125,9 @@ def _no_extension(name: str) -> ModuleType:
         ({}, "cpython", _no_extension, "python"),
     ],
 )
-def test_select(environ: dict[str, str], implementation: str, import_module: Any, expected: str) -> None:
+def test_select(
+    environ: dict[str, str], implementation: str, import_module: Any, expected: str
+) -> None:
     cls, name = _implementation.select(environ, implementation, import_module)
     assert name == expected
     assert cls is (object if expected == "compiled" else PURE)
@@ -177,16 +178,22 @@ def _observe(factory: Any, chunks: list[bytes], **options: Any) -> list[Any]:
                     break
         except ProtocolError as exc:
             seen.append((type(exc), str(exc), getattr(exc, "offset", None)))
-            # Sticky: the same error again, from both methods.
-            for call in (conn.next_event, lambda: conn.receive_data(b"x")):
-                with pytest.raises(type(exc)) as again:
-                    call()
-                assert str(again.value) == str(exc)
+            seen.extend(_again(conn, type(exc)))
             break
         seen.append((conn.last_event_id, conn.retry))
         if keep_raw:
             seen.append(conn.take_raw())
     return seen
+
+
+def _again(conn: Any, kind: type[ProtocolError]) -> list[str]:
+    """Sticky: what both methods raise after the error."""
+    said = []
+    for call in (conn.next_event, lambda: conn.receive_data(b"x")):
+        with pytest.raises(kind) as again:
+            call()
+        said.append(str(again.value))
+    return said
 
 
 def assert_same(chunks: list[bytes], **options: Any) -> None:
@@ -440,7 +447,7 @@ def test_receive_data_by_keyword_and_bad_calls() -> None:
         with pytest.raises(TypeError):
             conn.receive_data(*args, **kwargs)
     with pytest.raises(TypeError):
-        compiled(**{"nonsense": 1})
+        compiled(nonsense=1)
     with pytest.raises(TypeError):
         CORE.Connection("strict")  # type: ignore[union-attr]
 
@@ -450,7 +457,7 @@ def test_init_again_starts_afresh() -> None:
     conn = compiled()
     conn.receive_data(b"id: 1\ndata: a\n\ndata: b")
     assert _items(conn) == [Event(data="a", id="1")]
-    conn.__init__(last_event_id="9", errors="replace")  # type: ignore[misc]
+    conn.__init__(last_event_id="9", errors="replace")
     conn.receive_data(b"data: \xff\n\n")
     assert _items(conn) == [Event(data="\ufffd", id="9")]
 
@@ -458,8 +465,9 @@ def test_init_again_starts_afresh() -> None:
 @needs_core
 def test_a_subclass_without_init_is_a_default_connection() -> None:
     assert CORE is not None
+    base: type[Any] = CORE.Connection
 
-    class Quiet(CORE.Connection):  # type: ignore[name-defined,misc]
+    class Quiet(base):  # type: ignore[misc]
         def __init__(self) -> None:
             pass
 
