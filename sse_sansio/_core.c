@@ -85,6 +85,9 @@ buf_reserve(Buf *b, Py_ssize_t extra)
 static int
 buf_append(Buf *b, const char *s, Py_ssize_t n)
 {
+    if (n == 0) {
+        return 0;
+    }
     if (buf_reserve(b, n) < 0) {
         return -1;
     }
@@ -558,6 +561,9 @@ static PyObject *
 hand_out(Conn *c, Py_ssize_t end)
 {
     Py_ssize_t cut = end - c->raw_from;
+    if (cut == 0) {
+        return Py_NewRef(bytes_empty);
+    }
     PyObject *out = PyBytes_FromStringAndSize(c->raw.p + c->raw_start, cut);
     if (out == NULL) {
         return NULL;
