@@ -9,6 +9,15 @@
  * way the pure core builds them (tuple.__new__ with the same fields), so that equality,
  * hashing, pickling and repr are theirs, not ours.
  *
+ * Why C and not Cython: prototypes of both (same API, same drain loop, same workloads)
+ * put a plain C extension type first, with a drain floor of 48 to 52 ns per chunk
+ * against Cython's 60 to 69 ns, and Cython within 0 to 20% of C elsewhere.  Cython is
+ * not needed to read or build this file: it would be a build dependency, its generated
+ * C is not what is reviewed, and its refcounting is hidden rather than checked.  This
+ * file uses only the stable, documented C API of CPython 3.10 to 3.13, needs nothing
+ * but a C compiler, and is kept honest by the differential fuzzer and an ASan+UBSan
+ * build (nox -s sanitize).  mypyc could not compile the tuple-subclass items.
+ *
  * Strategy.  receive_data() only queues the chunk (one reference, no copy).  next_event()
  * walks the queued chunks from where it stopped, one line at a time, and returns at the
  * first item: it never parses ahead of the item it returns.  A complete line inside a
