@@ -731,6 +731,33 @@ set_retry(Conn *c, const char *v, Py_ssize_t n)
     return 0;
 }
 
+/* Strict mode: fail if the line p[0:n] (from stream offset `start`) is not UTF-8. */
+static int
+check_line(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t start)
+{
+    Py_ssize_t bad = utf8_invalid_at((const unsigned char *)p, n);
+    if (bad >= 0) {
+        fail_utf8(c, "invalid UTF-8", p + bad, n - bad, start + bad);
+        return -1;
+    }
+    return 0;
+}
+
+/* Decoding part of the line p[0:n] failed: in strict mode a UnicodeDecodeError says
+ * the line is invalid, and check_line() says where.  Returns -1. */
+static int
+decoding_failed(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t start)
+{
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+        return -1;
+    }
+    PyErr_Clear();
+    if (check_line(c, p, n, start) == 0) {
+        PyErr_SetString(PyExc_SystemError, "sse_sansio: UTF-8 check disagrees with CPython");
+    }
+    return -1;
+}
+
 /* One complete line p[0:n], ended by tlen bytes, starting at stream offset c->off.
  * Returns 1 with *out set, 0 or -1. */
 static int
@@ -747,13 +774,9 @@ process_line(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t tlen, PyObject **o
     if (n == 0) {
         return dispatch(c, end, out);
     }
-    if (c->strict) {
-        Py_ssize_t bad = utf8_invalid_at((const unsigned char *)p, n);
-        if (bad >= 0) {
-            fail_utf8(c, "invalid UTF-8", p + bad, n - bad, start + bad);
-            return -1;
-        }
-    }
+    /* Strict mode checks the whole line; where the line's text is decoded anyway (a
+     * comment, a block's first data line, an event type), the decoding is the check,
+     * and a failure is located by check_line(). */
     if (p[0] == ':') {
         /* Spec: "If the line starts with a U+003A COLON character (:): Ignore the line."
          * We hand it to the caller as a Comment. */
@@ -763,6 +786,12 @@ process_line(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t tlen, PyObject **o
             return -1;
         }
         *out = item;
+        PyObject *text = cached_decode(c, &c->text_cache, p + skip, n - skip);
+        if (text == NULL) {
+            Py_CLEAR(*out);
+            return decoding_failed(c, p, n, start);
+        }
+        PyTuple_SET_ITEM(item, 0, text);
         PyObject *raw;
         if (!c->keep_raw) {
             raw = Py_NewRef(Py_None);
@@ -775,9 +804,8 @@ process_line(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t tlen, PyObject **o
         else {
             raw = Py_NewRef(bytes_empty);
         }
-        if (set_slot(item, 3, raw) < 0 ||
-            set_slot(item, 0, cached_decode(c, &c->text_cache, p + skip, n - skip)) < 0 ||
-            set_slot(item, 1, ssize(start)) < 0 || set_slot(item, 2, ssize(end)) < 0) {
+        if (set_slot(item, 3, raw) < 0 || set_slot(item, 1, ssize(start)) < 0 ||
+            set_slot(item, 2, ssize(end)) < 0) {
             Py_CLEAR(*out);
             return -1;
         }
@@ -806,15 +834,23 @@ process_line(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t tlen, PyObject **o
     if (c->event_start < 0) {
         c->event_start = start;
     }
-    if (name == 4 && memcmp(p, "data", 4) == 0) {
-        return append_data(c, v, vlen);
+    int is_data = name == 4 && memcmp(p, "data", 4) == 0;
+    int is_event = name == 5 && memcmp(p, "event", 5) == 0;
+    if (c->strict && !((is_data && c->has_data == 0) || is_event) && check_line(c, p, n, start) < 0) {
+        return -1;
     }
-    if (name == 5 && memcmp(p, "event", 5) == 0) {
+    if (is_data) {
+        if (append_data(c, v, vlen) < 0) {
+            return decoding_failed(c, p, n, start);
+        }
+        return 0;
+    }
+    if (is_event) {
         /* Spec: "If the field name is "event": Set the event type buffer to field
          * value."  (An empty one means "message".) */
         PyObject *type = vlen ? cached_decode(c, &c->type_cache, v, vlen) : NULL;
         if (vlen && type == NULL) {
-            return -1;
+            return decoding_failed(c, p, n, start);
         }
         Py_XSETREF(c->event_type, type);
         return 0;
