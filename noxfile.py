@@ -101,7 +101,7 @@ def fuzz(session: nox.Session) -> None:
 
 def _copy_checkout(session: nox.Session, name: str) -> Path:
     """A fresh copy of the checkout, without builds, in the session's tmp directory."""
-    target = Path(session.create_tmp()) / name
+    target = Path(session.create_tmp()).resolve() / name
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(Path(__file__).parent, target, ignore=COPY_IGNORE)
     return target
