@@ -1,8 +1,11 @@
 """Developer sessions: ``nox`` runs tests (every supported Python), lint, typecheck, docs.
 
 ``nox -s bench`` runs the benchmark suite and ``nox -s fuzz`` a long fuzzing run; neither
-is a default session.  With ``CI=true`` nox fails on any interpreter it cannot find
-instead of skipping it, so CI proves every supported version.
+is a default session.  Nor are ``nox -s fallback`` (an install without a C compiler
+gives the pure package) and ``nox -s sanitize`` (the compiled core built with
+AddressSanitizer and UndefinedBehaviorSanitizer, fuzzed against the pure core).
+With ``CI=true`` nox fails on any interpreter it cannot find instead of skipping it, so
+CI proves every supported version.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import nox
 
@@ -19,6 +23,11 @@ nox.options.error_on_missing_interpreters = os.environ.get("CI", "").lower() == 
 nox.options.reuse_existing_virtualenvs = True
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+NO_EXTENSIONS = "SSE_SANSIO_NO_EXTENSIONS"
+# What a copy of the checkout leaves out: builds, environments, caches.
+COPY_IGNORE = shutil.ignore_patterns(
+    ".git", ".nox", ".venv", "build", "*.so", "__pycache__", "*.egg-info", ".hypothesis"
+)
 # Pinned so that a new release's rules or formatting cannot turn CI red on its own.
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
@@ -53,7 +62,13 @@ def _install(session: nox.Session, *extras: str, packages: tuple[str, ...] = ())
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """The whole suite under ``python -bb``, with 100% branch coverage of sse_sansio."""
+    """The whole suite under ``python -bb`` against each core.
+
+    First the pure core (``SSE_SANSIO_NO_EXTENSIONS=1``), with 100% branch coverage of
+    sse_sansio: the Python code is measured where it runs, by the whole suite.  Then the
+    compiled core (built by the install; ``SSE_SANSIO_REQUIRE_EXTENSIONS=1`` makes a failed
+    build an error and the suite check that it is in use).
+    """
     _install(session, "test")
     session.run(
         "python",
@@ -65,7 +80,9 @@ def tests(session: nox.Session) -> None:
         "--cov-report=term-missing",
         "--cov-fail-under=100",
         *session.posargs,
+        env={"SSE_SANSIO_NO_EXTENSIONS": "1"},
     )
+    session.run("python", "-bb", "-m", "pytest", *session.posargs, env={NO_EXTENSIONS: ""})
 
 
 @nox.session(python=ANY_PYTHON)
@@ -104,3 +121,71 @@ def fuzz(session: nox.Session) -> None:
     """A long fuzzing run (not a default session); FUZZ_SECONDS sets the budget."""
     _install(session, "test", packages=("-r", "tests/fuzz/requirements.txt"))
     session.run("python", "tests/fuzz/run.py", *session.posargs)
+
+
+def _copy_checkout(session: nox.Session, name: str) -> Path:
+    """A fresh copy of the checkout, without builds, in the session's tmp directory."""
+    target = Path(session.create_tmp()).resolve() / name
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(Path(__file__).parent, target, ignore=COPY_IGNORE)
+    return target
+
+
+@nox.session(python="3.12")
+def fallback(session: nox.Session) -> None:
+    """``pip install .`` where the C compiler fails: the pure package, and it says so."""
+    source = _copy_checkout(session, "fallback")
+    env = {"CC": "false", "SSE_SANSIO_REQUIRE_EXTENSIONS": "", NO_EXTENSIONS: ""}
+    session.install("--force-reinstall", "--no-deps", str(source), env=env)
+    session.chdir(source.parent)  # import the installed package, not a checkout
+    session.run("python", "-c", "import sse_sansio; assert sse_sansio.IMPLEMENTATION == 'python'")
+    version = session.run("python", "-m", "sse_sansio", "--version", silent=True)
+    assert isinstance(version, str), version
+    assert "(python core)" in version, version
+    demo = str(source / "examples" / "demo.sse")
+    session.run("python", "-m", "sse_sansio", demo, "--chunk-size", "1", silent=True)
+
+
+@nox.session(python="3.12")
+def sanitize(session: nox.Session) -> None:
+    """The compiled core built with ASan and UBSan, fuzzed against the pure core.
+
+    FUZZ_SECONDS sets the budget (default 60).  The extension is built in a copy of the
+    checkout, so that no other session ever loads the instrumented build.
+    """
+    _install(session, "test", packages=("-r", "tests/fuzz/requirements.txt", "setuptools>=68"))
+    source = _copy_checkout(session, "sanitize")
+    sanitizers = "-fsanitize=address,undefined -fno-sanitize-recover=all"
+    session.chdir(source)
+    session.run(
+        "python",
+        "setup.py",
+        "--quiet",
+        "build_ext",
+        "--inplace",
+        "--force",
+        env={
+            "CFLAGS": f"{sanitizers} -fno-omit-frame-pointer -g -O1",
+            "LDFLAGS": sanitizers,
+            "SSE_SANSIO_REQUIRE_EXTENSIONS": "1",
+            NO_EXTENSIONS: "",
+        },
+    )
+    # The interpreter is not instrumented: the ASan runtime must be loaded first.
+    compiler = os.environ.get("CC", "cc")
+    asan = subprocess.run(
+        [compiler, "-print-file-name=libasan.so"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    if not os.path.isabs(asan):
+        session.error(f"{compiler} has no AddressSanitizer runtime (libasan.so)")
+    session.run(
+        "python",
+        "tests/fuzz/cores.py",
+        *session.posargs,
+        env={
+            "LD_PRELOAD": asan,
+            "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
+            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
+            NO_EXTENSIONS: "",
+        },
+    )

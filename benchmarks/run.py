@@ -399,7 +399,8 @@ def sse_sansio_provenance() -> str:
 
     source = Path(_connection.__file__).read_bytes()
     blob = hashlib.sha1(b"blob %d\0" % len(source) + source).hexdigest()
-    text = f"sse_sansio {sse_sansio.__version__}"
+    # Which core was measured: a compiled build and the pure fallback differ severalfold.
+    text = f"sse_sansio {sse_sansio.__version__} ({sse_sansio.IMPLEMENTATION} core)"
     try:
         head = subprocess.run(
             ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],

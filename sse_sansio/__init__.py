@@ -7,20 +7,22 @@ follow the WHATWG HTML standard and survive any split of the input; the caller o
 every socket and file.  Standard library only.
 """
 
-from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, Connection, NeedData
+from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, NeedData
 from ._errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._events import Comment, EndOfStream, Event, ReceivedItem
 from ._feeding import TruncatedStreamError, aiter_events, iter_events
+from ._implementation import IMPLEMENTATION, Connection
 from ._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
 from ._response import ResponseCheck, ResponseError, check_response, describe_body
 from ._serializer import serialize
 
-# The one place the version is written: pyproject.toml reads it from here (hatch).
+# The one place the version is written: pyproject.toml reads it from here.
 # A literal rather than importlib.metadata, which costs milliseconds at import.
 __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
+    "IMPLEMENTATION",
     "NEED_DATA",
     "AttemptEnd",
     "Comment",

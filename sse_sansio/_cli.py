@@ -29,9 +29,11 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from ._connection import NEED_DATA, Connection
+from . import __version__
+from ._connection import NEED_DATA
 from ._errors import RemoteProtocolError
 from ._events import Comment, EndOfStream, Event, ReceivedItem
+from ._implementation import IMPLEMENTATION, Connection
 from .llm import Tracker
 from .llm._dialects import DIALECT_NAMES
 
@@ -135,6 +137,12 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="the stream to read, or - for standard input")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"sse-sansio {__version__} ({IMPLEMENTATION} core)",
+        help="print the version and which core runs (compiled or python), then exit",
+    )
     parser.add_argument(
         "--chunk-size",
         type=_size(MAX_CHUNK_SIZE),

@@ -31,9 +31,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
-from ._connection import NEED_DATA, Connection
+from ._connection import NEED_DATA
 from ._errors import RemoteProtocolError
 from ._events import EndOfStream, ReceivedItem
+from ._implementation import Connection
 
 __all__ = ["Outcome", "assert_chunking_invariant", "chunkings", "parse"]
 

@@ -1,0 +1,83 @@
+"""Build the optional compiled core, sse_sansio/_core.c, or else the pure package.
+
+``pip install .`` compiles the extension where a C compiler and the Python headers
+exist.  If the compile fails, the build goes on without it and says so in a banner: the
+package then runs its pure-Python core, and ``sse-sansio --version`` says "python".
+
+Environment variables, read at build time:
+
+- ``SSE_SANSIO_NO_EXTENSIONS=1``: do not build the extension (a pure ``py3-none-any``
+  wheel: ``SSE_SANSIO_NO_EXTENSIONS=1 python -m pip wheel --no-deps .``).
+- ``SSE_SANSIO_REQUIRE_EXTENSIONS=1``: a failed compile fails the build (CI sets it, so a
+  broken build cannot pass on the fallback).
+
+A successful build also copies the extension next to its source, as an editable install
+would: the test suite imports the package from the checkout, so that ``pip install
+".[test]" && pytest`` (the README's command) tests the compiled core.  Everything else
+about the package is in pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import sys
+from typing import Any
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.errors import CCompilerError, ExecError, PlatformError
+
+BUILD_ERRORS = (CCompilerError, ExecError, PlatformError, OSError)
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0")
+
+
+class OptionalBuildExt(build_ext):
+    """build_ext that falls back to the pure package when the compile fails."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except BUILD_ERRORS as exc:
+            self._fallback(exc)
+
+    def build_extension(self, ext: Any) -> None:
+        try:
+            super().build_extension(ext)
+        except BUILD_ERRORS as exc:
+            self._fallback(exc)
+            return
+        if not self.inplace:
+            built = self.get_ext_fullpath(ext.name)
+            self.inplace = True
+            try:
+                beside_source = self.get_ext_fullpath(ext.name)
+            finally:
+                self.inplace = False
+            if os.path.isdir(os.path.dirname(beside_source)):
+                shutil.copyfile(built, beside_source)
+
+    def _fallback(self, exc: BaseException) -> None:
+        if _flag("SSE_SANSIO_REQUIRE_EXTENSIONS"):
+            raise exc
+        banner = "=" * 74
+        print(
+            f"{banner}\nWARNING: sse_sansio's compiled core could not be built ({exc}).\n"
+            "Installing the pure-Python core instead: it is correct, only slower.\n"
+            "sse_sansio.IMPLEMENTATION and `sse-sansio --version` say which core runs.\n"
+            f"{banner}",
+            file=sys.stderr,
+        )
+
+
+def _extensions() -> list[Extension]:
+    if _flag("SSE_SANSIO_NO_EXTENSIONS") or platform.python_implementation() != "CPython":
+        return []
+    return [Extension("sse_sansio._core", ["sse_sansio/_core.c"])]
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})
