@@ -136,6 +136,34 @@ def test_split_crlfs_follow_the_span_rule_at_the_start_and_later() -> None:
                 check(stream, chunkings, errors="strict", max_event_size=None)
 
 
+_LINE_ENDS = st.sampled_from((b"\r\n", b"\r", b"\n"))
+
+
+@settings(max_examples=max(25, _BUDGET // 4), deadline=None)
+@given(
+    data=st.data(),
+    blocks=st.lists(
+        st.tuples(
+            st.sampled_from((b"data: a", b": c", b"id: 7", b"event: e", b"data:", b"")),
+            st.lists(_LINE_ENDS, min_size=1, max_size=7),
+        ),
+        max_size=12,
+    ),
+    limit=st.one_of(st.none(), st.integers(1, 40)),
+)
+@pytest.mark.parametrize("config", CONFIGS)
+def test_stretches_of_mixed_line_ends(
+    config: str, data: Any, blocks: list[tuple[bytes, list[bytes]]], limit: int | None
+) -> None:
+    # Lines followed by runs of line ends of every kind (the \r\n\r blank-line
+    # shape): the blank lines after a dispatching one take a shortcut in _lines.py,
+    # which must leave every item, span, limit and error where the model puts them.
+    stream = b"".join(line + b"".join(ends) for line, ends in blocks)
+    chunkings = [[stream] if stream else [], data.draw(chunked(stream), label="chunks")]
+    with parser_config(**CONFIGS[config]):
+        check(stream, chunkings, errors="strict", max_event_size=limit)
+
+
 # --------------------------------------------------------------------------- the model itself
 
 CASES: list[dict[str, Any]] = json.loads(
