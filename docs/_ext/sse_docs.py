@@ -112,7 +112,7 @@ def _escape(text: str) -> str:
 
 def _include_read(app: Sphinx, path: Path, docname: str, content: list[str]) -> None:
     """The comparison page includes the benchmark report as readers want it."""
-    if Path(path).as_posix().endswith("benchmarks/results.md"):
+    if Path(path).as_posix().endswith(("benchmarks/results.md", "benchmarks/results-compiled.md")):
         content[0] = for_readers(content[0])
 
 
