@@ -42,9 +42,6 @@ SNIFF_BYTES: Final = 512
 #: The most characters of a field name or value a message quotes.
 QUOTED: Final = 80
 
-# The spec's four field names (case-sensitive: "Data" is an unknown field).
-_FIELDS: Final = frozenset(("event", "data", "id", "retry"))
-
 _GZIP_MAGIC: Final = b"\x1f\x8b"
 # RFC 9112 2.3: HTTP-version SP 3DIGIT SP [reason-phrase]; HTTP/2 and 3 print "HTTP/2".
 _STATUS_LINE: Final = re.compile(rb"HTTP/[0-9](?:\.[0-9])? [0-9]{3}(?:[ \r\n]|\Z)")
@@ -54,7 +51,8 @@ _CHUNK_SIZE: Final = re.compile(rb"[0-9A-Fa-f]{1,16}[ \t]*(?:;[^\r\n]*)?(?:\r\n?
 # RFC 9110 5.6.2: a field name is a token.  Headers are written Title-Case
 # (Content-Type, Cache-Control, Date) or, in HTTP/2, lower case with hyphens
 # (content-type): so a token with a capital letter or a hyphen before the colon looks
-# like a header, and a lowercase word ("foo: 1") like an unknown field.
+# like a header, and a lowercase word ("foo: 1") like an unknown field.  None of the
+# spec's four names (event, data, id, retry) has either; "Data" is not the data field.
 _HEADER: Final = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):")
 _HEADER_LOOK: Final = re.compile(rb"[A-Z-]")
 # What bytes.strip() and describe_body() take for leading whitespace.
@@ -99,7 +97,7 @@ def sniff_start(head: bytes) -> tuple[str, str] | None:
             "chunk size: undo the chunked Transfer-Encoding before the parser"
         )
     header = _HEADER.match(head)
-    if header and header[1].decode("ascii") not in _FIELDS and _HEADER_LOOK.search(header[1]):
+    if header and _HEADER_LOOK.search(header[1]):
         return "http-header", (
             f"the stream starts with what looks like an HTTP header {_first_line(head)}: "
             "feed the response body only, without the headers"
