@@ -28,10 +28,11 @@
  * The options of issue 15 (on_oversize, piece_size, diagnostics) are the pure core's
  * alone: a connection made with any of them at a value other than its default creates
  * a pure _connection.Connection with the same options and forwards every call to it
- * (`delegate`), and its `implementation` says "python".  Those modes parse line by line
- * in Python anyway (_line_by_line.py), so C would gain little there; the default path
- * pays one pointer test in next_event() and none in receive_data() (a delegating
- * connection is never `plain`, so the fast path's existing test sends it on).
+ * (`delegate`), and its `implementation` says "python".  Their rules (_line_by_line.py)
+ * then live in one place, and this file keeps one path.  The default path pays one
+ * pointer test in next_event() (about 4 instructions a call, measured with callgrind)
+ * and none in receive_data(): a delegating connection is never `plain`, so the fast
+ * path's existing test sends it on.
  *
  * Invariants:
  * - Offsets are stream offsets (bytes since the first byte received, BOM included):
