@@ -33,7 +33,22 @@ from typing import Final
 from ._interpret import _retry_value
 from ._response import describe_body
 
-__all__ = ["SNIFF_BYTES", "discarded_block", "field_diagnostic", "sniff_start"]
+__all__ = ["CODES", "SNIFF_BYTES", "discarded_block", "field_diagnostic", "sniff_start"]
+
+#: Every code a Diagnostic may carry: what the spec ignores, then the start-of-stream
+#: shapes (docs/huge-input.rst lists them in this order).
+CODES: Final = (
+    "unknown-field",
+    "invalid-retry",
+    "id-with-nul",
+    "discarded-block",
+    "http-status-line",
+    "http-header",
+    "chunk-size",
+    "html",
+    "json",
+    "gzip",
+)
 
 #: The most bytes of the stream's start that sniff_start() is given: a status line or a
 #: header is far shorter, and the parser holds no more of a first line for it.

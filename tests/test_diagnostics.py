@@ -9,12 +9,15 @@ them, with the codes worked out from the spec and the protocols the shapes come 
 from __future__ import annotations
 
 import gzip
+import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sse_sansio._diagnostics import (
+    CODES,
     QUOTED,
     SNIFF_BYTES,
     discarded_block,
@@ -265,3 +268,24 @@ def test_a_long_line_that_is_not_utf8_is_quoted_short_as_bytes() -> None:
     found = sniff_start(b"X-Name: " + b"\xff" * 300 + b"\n")
     assert found is not None
     assert repr(b"X-Name: " + b"\xff" * (QUOTED - 8)) + "... (308 bytes)" in found[1]
+
+
+# --------------------------------------------------------------------------- the codes
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def test_every_code_returned_is_a_known_code() -> None:
+    heads = [b"HTTP/1.1 200 OK\n", b"Date: x\n", b"1a\n", b"<p>\n", b"{}\n", b"\x1f\x8b"]
+    fields = [("retry", "x"), ("id", "\0"), ("x", "")]
+    found = [sniff_start(head) for head in heads] + [field_diagnostic(*f) for f in fields]
+    codes = [code for code, _ in filter(None, found)] + [discarded_block(False, False)[0]]
+    assert sorted(codes) == sorted(CODES)
+
+
+def test_the_docs_table_lists_every_code_in_order() -> None:
+    page = (DOCS / "huge-input.rst").read_text(encoding="utf-8")
+    table = page[page.index(".. list-table::") : page.index("The start of the stream gets")]
+    listed = re.findall(r"^   \* - ``([a-z-]+)``$", table, re.M)
+    assert listed[0] == "code"  # the header row
+    assert tuple(listed[1:]) == CODES

@@ -170,22 +170,6 @@ def check_keep_raw(stream: bytes, ways: list[list[bytes]], options: Options) -> 
     assert len(forwarded) <= 1, forwarded
 
 
-DIAGNOSTIC_CODES = frozenset(
-    {
-        "unknown-field",
-        "invalid-retry",
-        "id-with-nul",
-        "discarded-block",
-        "http-status-line",
-        "http-header",
-        "chunk-size",
-        "html",
-        "json",
-        "gzip",
-    }
-)
-
-
 def _has_huge_modes() -> bool:
     """Whether the Connection has issue 15's options (they come with issue-15b)."""
     import inspect
@@ -226,6 +210,7 @@ def check_huge_modes(ways: list[list[bytes]], options: Options) -> None:
         EndOfStream,
         SkippedEvent,
     )
+    from sse_sansio._diagnostics import CODES
 
     errors, limit = options.errors, options.max_event_size
     for chunks in ways:
@@ -234,7 +219,7 @@ def check_huge_modes(ways: list[list[bytes]], options: Options) -> None:
 
         seen = _outcome(chunks, errors=errors, max_event_size=limit, diagnostics=True)
         notes = [item for item in seen[0] if isinstance(item, Diagnostic)]
-        assert {note.code for note in notes} <= DIAGNOSTIC_CODES, notes
+        assert {note.code for note in notes} <= set(CODES), notes
         rest = [item for item in seen[0] if not isinstance(item, Diagnostic)]
         assert (rest, *seen[1:]) == plain, (chunks, seen, plain)
         assert [getattr(item, "span", None) for item in rest] == plain_spans, chunks
