@@ -15,6 +15,12 @@
 # closed output pipe (``| head -1``) ends the program quietly with 141, the status a
 # shell shows for standard tools that SIGPIPE ended.
 #
+# What the parser ignores or skips goes to standard error, one line per item, so that
+# stdout stays the same JSON lines: --diagnostics reports each Diagnostic and
+# --on-oversize skip each SkippedEvent (docs/huge-input.rst); a skipped event leaves the
+# exit status alone.  There is no --piece-size: the command line prints whole events,
+# and pieces are for a program that writes a huge event somewhere as it arrives.
+#
 # Structure: _parser() declares the options, main() turns them into Connection options
 # and an output style and owns every way out, run() is the read-feed-print loop.  A new
 # output mode is an argument in _parser() and a branch where main() calls run().
@@ -165,6 +171,20 @@ def _parser() -> argparse.ArgumentParser:
         help="largest event accepted, in bytes (default: the library's 16 MiB)",
     )
     parser.add_argument(
+        "--on-oversize",
+        choices=("error", "skip"),
+        default="error",
+        help="an event over --max-event-size: fail with status 1 (error, the default) or "
+        "skip it, say so on standard error and go on (skip)",
+    )
+    parser.add_argument(
+        "--diagnostics",
+        action="store_true",
+        help="say on standard error what the spec tells a parser to ignore (unknown fields, "
+        "an invalid retry, an id holding NUL, data-less blocks) and a stream that starts "
+        "like something else (HTTP headers, chunk sizes, HTML, JSON, gzip)",
+    )
+    parser.add_argument(
         "--json-data",
         action="store_true",
         help='print an event\'s "data" decoded when it is JSON, with "data_is_json" '
@@ -270,6 +290,9 @@ def run(
                 item = conn.next_event()
                 if item is NEED_DATA:
                     break
+                if not isinstance(item, _PRINTED):
+                    _note(item)
+                    continue
                 record = item_to_json(item, json_data=json_data)
                 if timing:
                     record["time"] = round(arrived - started, 6)
@@ -292,6 +315,26 @@ def run(
         excerpt = recent.excerpt(exc.offset)
         _error(str(exc) if excerpt is None else f"{exc}\n{excerpt}")
         return EXIT_PROTOCOL_ERROR
+
+
+# The items printed on standard output; the others (Diagnostic, SkippedEvent) are noted
+# on standard error.
+_PRINTED = (Event, Comment, EndOfStream)
+
+
+def _note(item: Any) -> None:
+    """A Diagnostic or a SkippedEvent, as one line on standard error."""
+    if sys.stderr is None:
+        return
+    code = getattr(item, "code", None)
+    if code is not None:
+        line = f"diagnostic at byte {item.start}: {code}: {item.message}"
+    else:
+        line = (
+            f"skipped at byte {item.start}: an event of {item.size} bytes, over the size "
+            f"limit (type {item.type!r}, id {item.id!r})"
+        )
+    print(f"sse-sansio: {line}", file=sys.stderr)
 
 
 def _error(message: str) -> None:
@@ -324,6 +367,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.max_event_size is not None:
         options["max_event_size"] = args.max_event_size
+    # Only when asked: these options take the connection off the compiled core.
+    if args.on_oversize != "error":
+        options["on_oversize"] = args.on_oversize
+    if args.diagnostics:
+        options["diagnostics"] = True
     # `sse-sansio - <&-` and `sse-sansio x.sse >&-` leave Python no stream at all.
     if sys.stdout is None:
         _error("standard output is closed")

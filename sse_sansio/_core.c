@@ -25,6 +25,15 @@
  * Line ends are found with memchr(), and the position of the next CR and the next LF in
  * the chunk are remembered, so that each byte is searched at most once for each.
  *
+ * The options of issue 15 (on_oversize, piece_size, diagnostics) are the pure core's
+ * alone: a connection made with any of them at a value other than its default creates
+ * a pure _connection.Connection with the same options and forwards every call to it
+ * (`delegate`), and its `implementation` says "python".  Their rules (_line_by_line.py)
+ * then live in one place, and this file keeps one path.  The default path pays one
+ * pointer test in next_event() (about 4 instructions a call, measured with callgrind)
+ * and none in receive_data(): a delegating connection is never `plain`, so the fast
+ * path's existing test sends it on.
+ *
  * Invariants:
  * - Offsets are stream offsets (bytes since the first byte received, BOM included):
  *   `off` is where the line being walked starts, `first` where the current block
@@ -56,6 +65,10 @@
 static PyTypeObject *EventType, *CommentType, *EndOfStreamType;
 static PyObject *NeedData, *RemoteProtocolError, *LocalProtocolError;
 static PyObject *str_message, *str_empty, *bytes_empty, *str_offset;
+/* For the connections that delegate to the pure core. */
+static PyObject *pure_module; /* sse_sansio._connection */
+static PyObject *str_Connection, *str_error, *str_next_event, *str_receive_data, *str_take_raw;
+static PyObject *str_last_event_id, *str_retry, *str_compiled, *str_python;
 
 static const unsigned char BOM[3] = {0xEF, 0xBB, 0xBF};
 
@@ -236,6 +249,9 @@ typedef struct {
      * those before safe_end are safe to hand out. */
     Buf raw;
     Py_ssize_t raw_start, raw_from, safe_end;
+    /* A connection with an option only the pure core has: the pure Connection that
+     * does the work, and its bound next_event and receive_data (else all NULL). */
+    PyObject *delegate, *delegate_next, *delegate_receive;
 } Conn;
 
 static Py_ssize_t
@@ -280,6 +296,9 @@ conn_reset(Conn *c)
     Py_CLEAR(c->text_cache);
     buf_free(&c->raw);
     c->raw_start = c->raw_from = c->safe_end = 0;
+    Py_CLEAR(c->delegate);
+    Py_CLEAR(c->delegate_next);
+    Py_CLEAR(c->delegate_receive);
 }
 
 static void
@@ -314,15 +333,66 @@ type_name(PyObject *obj)
 
 static PyObject *str_strict, *str_replace;
 
+/* 1 if an option of the pure core alone has a value other than its default (even an
+ * invalid one: the pure core then says what is wrong with it), 0 if not, -1 on error. */
+static int
+needs_pure_core(PyObject *on_oversize, PyObject *piece_size, PyObject *diagnostics)
+{
+    if (on_oversize != NULL) {
+        int is = PyObject_RichCompareBool(on_oversize, str_error, Py_EQ);
+        if (is <= 0) {
+            return is < 0 ? -1 : 1;
+        }
+    }
+    return (piece_size != NULL && piece_size != Py_None) ||
+           (diagnostics != NULL && diagnostics != Py_False);
+}
+
+/* Make the pure Connection with the caller's options, and forward to it from now on. */
+static int
+delegate_to_pure_core(Conn *c, PyObject *args, PyObject *kwds)
+{
+    /* Looked up at each call, not at import: the pure core as it is now. */
+    PyObject *pure = PyObject_GetAttr(pure_module, str_Connection);
+    if (pure == NULL) {
+        return -1;
+    }
+    PyObject *delegate = PyObject_Call(pure, args, kwds);
+    Py_DECREF(pure);
+    if (delegate == NULL) {
+        return -1;
+    }
+    PyObject *next = PyObject_GetAttr(delegate, str_next_event);
+    PyObject *receive = next ? PyObject_GetAttr(delegate, str_receive_data) : NULL;
+    if (receive == NULL) {
+        Py_XDECREF(next);
+        Py_DECREF(delegate);
+        return -1;
+    }
+    conn_setup(c, 1, 16 * 1024 * 1024, 0, str_empty);
+    c->delegate = delegate;
+    c->delegate_next = next;
+    c->delegate_receive = receive;
+    c->plain = 0; /* receive_data() leaves its fast path for the delegate's */
+    return 0;
+}
+
 static int
 conn_init(Conn *c, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"errors", "last_event_id", "max_event_size", "keep_raw", NULL};
+    static char *kwlist[] = {"errors",   "last_event_id", "max_event_size", "keep_raw",
+                             "on_oversize", "piece_size", "diagnostics",    NULL};
     PyObject *errors = NULL, *last_event_id = str_empty, *max_event_size = NULL;
+    PyObject *on_oversize = NULL, *piece_size = NULL, *diagnostics = NULL;
     int keep_raw = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOp:Connection", kwlist, &errors,
-                                     &last_event_id, &max_event_size, &keep_raw)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOpOOO:Connection", kwlist, &errors,
+                                     &last_event_id, &max_event_size, &keep_raw, &on_oversize,
+                                     &piece_size, &diagnostics)) {
         return -1;
+    }
+    int pure = needs_pure_core(on_oversize, piece_size, diagnostics);
+    if (pure != 0) {
+        return pure < 0 ? -1 : delegate_to_pure_core(c, args, kwds);
     }
     int strict = 1;
     if (errors != NULL) {
@@ -1101,6 +1171,9 @@ parse(Conn *c)
 static PyObject *
 conn_next_event(Conn *c, PyObject *Py_UNUSED(ignored))
 {
+    if (c->delegate_next != NULL) {
+        return PyObject_CallNoArgs(c->delegate_next); /* its failures are its own */
+    }
     if (c->error_message != NULL || c->failure != NULL) {
         return raise_failure(c);
     }
@@ -1132,6 +1205,9 @@ conn_receive_data(Conn *c, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
             return NULL;
         }
         Py_RETURN_NONE;
+    }
+    if (c->delegate_receive != NULL) {
+        return PyObject_CallOneArg(c->delegate_receive, data);
     }
     if (c->error_message != NULL || c->failure != NULL) {
         return raise_failure(c);
@@ -1185,6 +1261,9 @@ conn_receive_data(Conn *c, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
 static PyObject *
 conn_take_raw(Conn *c, PyObject *Py_UNUSED(ignored))
 {
+    if (c->delegate != NULL) {
+        return PyObject_CallMethodNoArgs(c->delegate, str_take_raw);
+    }
     if (!c->keep_raw) {
         PyErr_SetString(LocalProtocolError, "take_raw() needs Connection(keep_raw=True)");
         return NULL;
@@ -1203,13 +1282,25 @@ conn_sizeof(Conn *c, PyObject *Py_UNUSED(ignored))
 static PyObject *
 conn_get_last_event_id(Conn *c, void *Py_UNUSED(closure))
 {
+    if (c->delegate != NULL) {
+        return PyObject_GetAttr(c->delegate, str_last_event_id);
+    }
     return Py_NewRef(c->last_event_id);
 }
 
 static PyObject *
 conn_get_retry(Conn *c, void *Py_UNUSED(closure))
 {
+    if (c->delegate != NULL) {
+        return PyObject_GetAttr(c->delegate, str_retry);
+    }
     return Py_NewRef(c->retry ? c->retry : Py_None);
+}
+
+static PyObject *
+conn_get_implementation(Conn *c, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(c->delegate != NULL ? str_python : str_compiled);
 }
 
 static int
@@ -1219,6 +1310,9 @@ conn_traverse(Conn *c, visitproc visit, void *arg)
     Py_VISIT(c->eos);
     Py_VISIT(c->last_event_id);
     Py_VISIT(c->id_buffer);
+    Py_VISIT(c->delegate);
+    Py_VISIT(c->delegate_next);
+    Py_VISIT(c->delegate_receive);
     return 0;
 }
 
@@ -1251,6 +1345,12 @@ static PyMethodDef conn_methods[] = {
 static PyGetSetDef conn_getset[] = {
     {"last_event_id", (getter)conn_get_last_event_id, NULL, NULL, NULL},
     {"retry", (getter)conn_get_retry, NULL, NULL, NULL},
+    {"implementation", (getter)conn_get_implementation, NULL,
+     "Which core parses for this connection: \"compiled\", or \"python\" when an option\n"
+     "that only the pure core has (on_oversize, piece_size, diagnostics) was given a\n"
+     "value other than its default, so that this connection forwards every call to a\n"
+     "pure Connection.  sse_sansio.IMPLEMENTATION is the process's default core.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -1330,6 +1430,16 @@ PyInit__core(void)
         (str_replace = PyUnicode_InternFromString("replace")) == NULL ||
         (str_offset = PyUnicode_InternFromString("offset")) == NULL ||
         (bytes_empty = PyBytes_FromStringAndSize("", 0)) == NULL ||
+        (pure_module = PyImport_ImportModule("sse_sansio._connection")) == NULL ||
+        (str_Connection = PyUnicode_InternFromString("Connection")) == NULL ||
+        (str_error = PyUnicode_InternFromString("error")) == NULL ||
+        (str_next_event = PyUnicode_InternFromString("next_event")) == NULL ||
+        (str_receive_data = PyUnicode_InternFromString("receive_data")) == NULL ||
+        (str_take_raw = PyUnicode_InternFromString("take_raw")) == NULL ||
+        (str_last_event_id = PyUnicode_InternFromString("last_event_id")) == NULL ||
+        (str_retry = PyUnicode_InternFromString("retry")) == NULL ||
+        (str_compiled = PyUnicode_InternFromString("compiled")) == NULL ||
+        (str_python = PyUnicode_InternFromString("python")) == NULL ||
         (keep_alive = PyList_New(0)) == NULL) {
         Py_XDECREF(pure);
         return NULL;
@@ -1344,7 +1454,7 @@ PyInit__core(void)
     const char *docs[6] = {
         doc_of(pure, NULL,
                "Connection(*, errors='strict', last_event_id='', max_event_size=16777216, "
-               "keep_raw=False)"),
+               "keep_raw=False, on_oversize='error', piece_size=None, diagnostics=False)"),
         doc_of(pure, "next_event", "next_event($self, /)"),
         doc_of(pure, "receive_data", "receive_data($self, /, data)"),
         doc_of(pure, "take_raw", "take_raw($self, /)"),

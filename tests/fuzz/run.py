@@ -25,6 +25,14 @@ Invariants, checked on every input:
 5. keep_raw=True changes no item, span or error; a verbatim proxy (forwarding every
    item's ``raw`` and ``take_raw()`` at each NEED_DATA) forwards a prefix of the stream,
    the same under every chunking, that parses to the same events and last event ID.
+6. The modes of issue 15, against the default mode under the same chunking:
+   ``diagnostics=True`` gives the same items, error and state once its Diagnostic items
+   are left out, each with a known code; with ``piece_size``, each run of DataPiece
+   items and its PiecedEvent joined is the Event a connection without a limit gives
+   (a refusal of the limit, which bounds only what is held, ends a prefix of them);
+   ``on_oversize="skip"`` gives what the default gives up to the event the limit
+   refuses, and that event is the one skipped: its block starts max_event_size bytes
+   before the offset of the default's error.
 
 The first input byte chooses the options (see ``Options``); the rest is the stream, or
 the strings for invariant 4.
@@ -162,6 +170,90 @@ def check_keep_raw(stream: bytes, ways: list[list[bytes]], options: Options) -> 
     assert len(forwarded) <= 1, forwarded
 
 
+def _has_huge_modes() -> bool:
+    """Whether the Connection has issue 15's options (they come with issue-15b)."""
+    import inspect
+
+    from sse_sansio import _connection
+
+    return "on_oversize" in inspect.signature(_connection.Connection).parameters
+
+
+def _joined(items: list[Any]) -> list[Any]:
+    """Each run of DataPiece items and its PiecedEvent as the one Event they make; the
+    pieces of an event that never completed (the stream ended inside it) left out."""
+    from sse_sansio import (  # type: ignore[attr-defined, unused-ignore]
+        DataPiece,
+        Event,
+        PiecedEvent,
+    )
+
+    out: list[Any] = []
+    texts: list[str] = []
+    for item in items:
+        if isinstance(item, DataPiece):
+            texts.append(item.text)
+        elif isinstance(item, PiecedEvent):
+            assert texts, item  # an event is pieced only once its data passed piece_size
+            data = "".join(texts)
+            out.append(Event(type=item.type, data=data, id=item.id, retry=item.retry))
+            texts = []
+        else:
+            out.append(item)
+    return out
+
+
+def check_huge_modes(ways: list[list[bytes]], options: Options) -> None:
+    """Invariant 6: the three modes against the default one, chunking by chunking."""
+    from sse_sansio import (  # type: ignore[attr-defined, unused-ignore]
+        Diagnostic,
+        EndOfStream,
+        SkippedEvent,
+    )
+    from sse_sansio._diagnostics import CODES
+
+    errors, limit = options.errors, options.max_event_size
+    for chunks in ways:
+        plain = _outcome(chunks, errors=errors, max_event_size=limit)
+        plain_spans = [getattr(item, "span", None) for item in plain[0]]
+
+        seen = _outcome(chunks, errors=errors, max_event_size=limit, diagnostics=True)
+        notes = [item for item in seen[0] if isinstance(item, Diagnostic)]
+        assert {note.code for note in notes} <= set(CODES), notes
+        rest = [item for item in seen[0] if not isinstance(item, Diagnostic)]
+        assert (rest, *seen[1:]) == plain, (chunks, seen, plain)
+        assert [getattr(item, "span", None) for item in rest] == plain_spans, chunks
+
+        size = 1 + options.seed % 8 if limit is None else min(1 + options.seed % 8, limit)
+        pieced = _outcome(chunks, errors=errors, max_event_size=limit, piece_size=size)
+        whole = _outcome(chunks, errors=errors, max_event_size=None)
+        joined = [item for item in _joined(pieced[0]) if not isinstance(item, EndOfStream)]
+        events = [item for item in whole[0] if not isinstance(item, EndOfStream)]
+        if pieced[1] is not None and pieced[1][0] == "size":
+            assert events[: len(joined)] == joined, (chunks, joined, events)
+        else:
+            assert joined == events, (chunks, joined, events)
+            assert pieced[1:] == whole[1:], (chunks, pieced, whole)
+
+        if limit is None:
+            continue
+        skipping = _outcome(chunks, errors=errors, max_event_size=limit, on_oversize="skip")
+        assert skipping[1] is None or skipping[1][0] == "utf8", (chunks, skipping)
+        if plain[1] is None or plain[1][0] != "size":
+            assert skipping == plain, (chunks, skipping, plain)
+            continue
+        # Up to the refused event, the same; then that event, skipped (or the end).
+        done = len(plain[0])
+        assert skipping[0][:done] == plain[0], (chunks, skipping, plain)
+        following = skipping[0][done : done + 1]
+        if following and isinstance(following[0], SkippedEvent):
+            assert following[0].start + limit == plain[1][1], (chunks, following, plain)
+            assert following[0].size > limit, (chunks, following)
+        elif following:
+            assert isinstance(following[0], EndOfStream), (chunks, following)
+            assert following[0].partial_event, (chunks, following)
+
+
 def _as_model(items: list[Any]) -> list[Any]:
     from sse_sansio import Comment, Event
     from tests.model import MComment, MEnd, MEvent
@@ -214,6 +306,9 @@ def check_parse(stream: bytes, options: Options) -> None:
             whole = items
 
     check_keep_raw(stream, _chunkings(stream, options.seed)[:2], options)
+    if _has_huge_modes():
+        ways = _chunkings(stream, options.seed)
+        check_huge_modes([ways[0], ways[-1]], options)
 
     # Round trip of every item the whole input produced.
     for item in whole or []:
