@@ -38,10 +38,27 @@
 # - Memory held is the queued chunks, one window and the event being assembled, which
 #   max_event_size bounds.  When the parser waits (NEED_DATA) it holds no window, line
 #   or item it has handed out: an idle connection costs about as much as a new one.
-# - off is always the stream offset of the next byte to walk; first <= off.
+# - off is always the stream offset of the next byte to walk, and deadline - limit the
+#   offset of the current block's first byte (<= off).
 #
 # Measured, not guessed: each speed trick says why it is there, and the commit that made
 # it gives what it saved in instructions counted by callgrind.
+#
+# Why parse() is long (about 270 lines, nested 7 deep: the try that fails the
+# connection, the chunk, window, run and line loops, and two levels of tests in the line
+# loop).  Each shorter shape tried costs about 2% of the 3% the core may lose, and any
+# two of them pass it, counted by benchmarks/callgrind.py on llm at 64-byte chunks
+# (36,230 instructions per event before): there a window is a chunk holding about a
+# quarter of an event, so per-window and per-chunk work is per-event work:
+# - the try/except in a thin wrapper generator that delegates with ``yield from``:
+#   +695 instructions per event (+1.9%: the delegation is C-level, but it is paid at
+#   every NEED_DATA too) and a second generator frame, +184 bytes per idle connection;
+# - the chunk and window loops merged into one, with early continues: +660 (+1.8%);
+# - the Event built by a function called once per event: +810 (+2.2%);
+# - the chunk, window and run loops in a cut_lines() generator with its state in a
+#   __slots__ object (an earlier attempt): about +10%.
+# What moved out of line at no measurable cost: the LF of a CRLF split across windows
+# (_past_lf), the retry field (_retry), big lines, decoding errors, the end of stream.
 
 from __future__ import annotations
 
@@ -57,6 +74,7 @@ from ._uniform import MIN_BLOCKS, uniform_blocks
 
 if TYPE_CHECKING:
     from ._connection import Connection
+    from ._raw import RawBytes
 
 __all__ = ["FAST_PATH", "parse"]
 
@@ -78,8 +96,9 @@ Item = Event | Comment | EndOfStream | NeedData
 def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
     """The parser: a generator that next_event() resumes once per item.
 
-    The one long function of the package (see the module header): everything it does
-    for each line is inline, for speed.
+    The one long function of the package, and the one over the package's bar of about
+    100 lines and 5 levels of nesting (see "Why parse() is long" in the module header):
+    everything it does for each line, each window and each chunk is inline, for speed.
     """
     try:
         chunks = conn._chunks
@@ -112,7 +131,6 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
         partial += head
         if raw_store is not None:
             raw_store.safe_end = off  # the BOM alone is safe to forward
-        first = off  # stream offset of the current block's first line
         deadline = off + limit  # where the block's bytes may not reach past
         room = limit  # deadline - off, as of the end of the last window
         # The length of partial that calls for a look: room - spilled_len, or SPILL if
@@ -145,24 +163,14 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
                     cut = size
                 else:
                     window, cut = _cut_window(chunk, cut)
-                if skip_lf:
-                    skip_lf = False
-                    if window[0] == 10:
-                        # The LF of a CRLF whose CR ended the last window: it belongs to the
-                        # line already walked.  A block boundary or a keep_raw safe point just
-                        # before it moves past it, so that neither the limit nor keep_raw
-                        # depends on the chunking.
-                        window = window[1:]
-                        off += 1
-                        if first == off - 1:
-                            first = off
-                            deadline = off + limit
-                        if raw_store is not None and raw_store.safe_end == off - 1:
-                            raw_store.safe_end = off
-                        room = deadline - off
-                        watch = room - spilled_len if room - spilled_len < SPILL else SPILL
-                        if not window:
-                            continue
+                if skip_lf and window[0] == 10:
+                    window = window[1:]
+                    off, deadline = _past_lf(raw_store, off, deadline, limit)
+                    room = deadline - off
+                    watch = room - spilled_len if room - spilled_len < SPILL else SPILL
+                    if not window:
+                        skip_lf = False
+                        continue
                 # Every run of a window ends its lines the same way, so the loop below adds
                 # one constant per line.
                 runs = ((window.split(b"\n"), 1),) if 13 not in window else split_window(window)
@@ -172,10 +180,10 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
                 near_limit = off + spilled_len + len(partial) + len(window) > deadline
                 for lines, tlen in runs:
                     tail = lines.pop()  # after the run's last line end: a partial line
+                    if not lines:
+                        partial += tail
+                        continue
                     if partial or spilled_len:
-                        if not lines:
-                            partial += tail
-                            continue
                         if spilled_len:
                             lines[0] = b"".join([*spilled, partial, lines[0]])
                             spilled.clear()
@@ -202,65 +210,60 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
 
                         if not raw:
                             # Spec: "If the line is empty (a blank line): Dispatch the event."
-                            first = off
                             deadline = off + limit
-                            if event_start >= 0:
-                                # Spec: "Set the last event ID string of the event source to
-                                # the value of the last event ID buffer."
-                                if id_buffer is not last_id:
-                                    conn._last_event_id = last_id = id_buffer
-                                if data_first is not None:
-                                    # Spec: "If the data buffer's last character is a U+000A
-                                    # LINE FEED (LF) character, then remove the last character
-                                    # from the data buffer."  Each data line appended its
-                                    # value plus LF; joining the values with LF is the same
-                                    # string without that last LF.  The event's type is the
-                                    # event type buffer if not empty, else "message"; its
-                                    # lastEventId is the last event ID string.
-                                    yield new(
-                                        Event,
-                                        (
-                                            event_type,
-                                            data_first
-                                            if data_lines is None
-                                            else "\n".join(data_lines),
-                                            id_buffer,
-                                            block_retry,
-                                            event_start,
-                                            off,
-                                            None if raw_store is None else raw_store.hand_out(off),
-                                        ),
-                                    )
-                                    data_first = data_lines = None
-                                # Spec: "If the data buffer is an empty string, set the data
-                                # buffer and the event type buffer to the empty string and
-                                # return."  (After a dispatch they are empty too.)
-                                elif raw_store is not None:
-                                    raw_store.safe_end = off
-                                event_type = "message"
-                                block_retry = None
-                                event_start = -1
-                            elif raw_store is not None:
-                                # No field since the last blank line (comments at most): the
-                                # dispatch would change nothing.
-                                raw_store.safe_end = off
-                            if batching:
-                                got = uniform_blocks(
-                                    lines,
-                                    len(lines) - walk.__length_hint__(),  # type: ignore[attr-defined]
-                                    tlen,
-                                    off,
-                                    strict,
-                                    id_buffer,
+                            # Spec: "Set the last event ID string of the event source to the
+                            # value of the last event ID buffer."  (Only an id field changes
+                            # the buffer.)
+                            if id_buffer is not last_id:
+                                conn._last_event_id = last_id = id_buffer
+                            if data_first is not None:
+                                # Spec: "If the data buffer's last character is a U+000A LINE
+                                # FEED (LF) character, then remove the last character from the
+                                # data buffer."  Each data line appended its value plus LF;
+                                # joining the values with LF is the same string without that
+                                # last LF.  The event's type is the event type buffer if not
+                                # empty, else "message"; its lastEventId is the last event ID
+                                # string.
+                                yield new(
+                                    Event,
+                                    (
+                                        event_type,
+                                        data_first if data_lines is None else "\n".join(data_lines),
+                                        id_buffer,
+                                        block_retry,
+                                        event_start,
+                                        off,
+                                        None if raw_store is None else raw_store.hand_out(off),
+                                    ),
                                 )
-                                if got is None:
-                                    batching = False  # try again in the next window
-                                else:
-                                    items, pos, off = got
-                                    walk.__setstate__(pos)  # type: ignore[attr-defined]
-                                    first = off
-                                    deadline = off + limit
-                                    yield from items
+                                data_first = data_lines = None
+                            elif raw_store is not None:
+                                # Nothing to dispatch (no field, or no data): keep_raw may
+                                # forward the block's bytes.
+                                raw_store.safe_end = off
+                            # Spec: "If the data buffer is an empty string, set the data
+                            # buffer and the event type buffer to the empty string and
+                            # return."  (After a dispatch they are empty too.)
+                            event_type = "message"
+                            block_retry = None
+                            event_start = -1
+                            if not batching:
+                                continue
+                            got = uniform_blocks(
+                                lines,
+                                len(lines) - walk.__length_hint__(),  # type: ignore[attr-defined]
+                                tlen,
+                                off,
+                                strict,
+                                id_buffer,
+                            )
+                            if got is None:
+                                batching = False  # try again in the next window
+                                continue
+                            items, pos, off = got
+                            walk.__setstate__(pos)  # type: ignore[attr-defined]
+                            deadline = off + limit
+                            yield from items
                             continue
 
                         if length > BIG_LINE and raw[:5] == b"data:":
@@ -268,12 +271,12 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
                             # Memory: a line longer than a window was joined from its
                             # pieces into lines[0]; it is not kept there past its value.
                             lines[0] = b""
+                            line = ""  # (the value is longer: the field test below fails)
                         else:
                             try:
                                 line = decode(raw)
                             except UnicodeDecodeError as exc:
                                 _bad_utf8(exc, off - tlen - length)
-
                             # Spec: "If the line starts with a U+003A COLON character (:):
                             # Ignore the line."  We hand it to the caller as a Comment.
                             if raw[0] == 58:  # ":"
@@ -298,42 +301,37 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
                             # parsing that startswith() with a start index pays, and it
                             # builds the value without a slice object.
                             value = line.removeprefix("data: ")
-                            if len(value) == len(line):
-                                value = line.removeprefix("data:")
-                                if len(value) == len(line):
-                                    # Spec: "If the line contains a U+003A COLON character (:):
-                                    # Collect the characters on the line before the first colon,
-                                    # and let field be that string.  Collect the characters on
-                                    # the line after the first colon, and let value be that
-                                    # string.  If value starts with a U+0020 SPACE character,
-                                    # remove it from value."  "Otherwise, the string is not empty
-                                    # but does not contain a colon: use the whole line as the
-                                    # field name, and the empty string as the field value."
-                                    # (partition() gives exactly that.)
-                                    field, _, value = line.partition(":")
-                                    value = value.removeprefix(" ")
-                                    if event_start < 0:
-                                        event_start = off - tlen - length
-                                    # Spec: "If the field name is "event": Set the event type
-                                    # buffer to field value."
-                                    if field == "event":
-                                        event_type = value or "message"
-                                        continue
-                                    # Spec: "If the field name is "id": If the field value does
-                                    # not contain U+0000 NULL, then set the last event ID buffer
-                                    # to the field value.  Otherwise, ignore the field."
-                                    if field == "id":
-                                        if "\0" not in value:
-                                            id_buffer = value
-                                        continue
-                                    if field == "retry":
-                                        retry = _retry_value(value)
-                                        if retry is not None:
-                                            conn._retry = block_retry = retry
-                                        continue
-                                    # Spec: "Otherwise: The field is ignored."
-                                    if field != "data":
-                                        continue
+                        if len(value) == len(line):
+                            # Spec: "If the line contains a U+003A COLON character (:):
+                            # Collect the characters on the line before the first colon,
+                            # and let field be that string.  Collect the characters on the
+                            # line after the first colon, and let value be that string.  If
+                            # value starts with a U+0020 SPACE character, remove it from
+                            # value."  "Otherwise, the string is not empty but does not
+                            # contain a colon: use the whole line as the field name, and
+                            # the empty string as the field value."  (partition() gives
+                            # exactly that, for "data:" without a space too.)
+                            field, _, value = line.partition(":")
+                            value = value.removeprefix(" ")
+                            if event_start < 0:
+                                event_start = off - tlen - length
+                            # Spec: "If the field name is "event": Set the event type
+                            # buffer to field value."
+                            if field == "event":
+                                event_type = value or "message"
+                                continue
+                            # Spec: "If the field name is "id": If the field value does
+                            # not contain U+0000 NULL, then set the last event ID buffer
+                            # to the field value.  Otherwise, ignore the field."
+                            if field == "id":
+                                id_buffer = id_buffer if "\0" in value else value
+                                continue
+                            if field == "retry":
+                                block_retry = _retry(conn, value, block_retry)
+                                continue
+                            # Spec: "Otherwise: The field is ignored."
+                            if field != "data":
+                                continue
                         # Spec: "If the field name is "data": Append the field value to the
                         # data buffer, then append a single U+000A LINE FEED (LF) character."
                         if data_first is None:
@@ -375,6 +373,21 @@ def _cut_window(chunk: bytes, cut: int) -> tuple[bytes, int]:
     return chunk[cut:end], end
 
 
+def _past_lf(raw_store: RawBytes | None, off: int, deadline: int, limit: int) -> tuple[int, int]:
+    """Step over the LF of a CRLF whose CR ended the last window: the new off, deadline.
+
+    The LF belongs to the line already walked.  A block boundary or a keep_raw safe
+    point just before it moves past it, so that neither the limit nor keep_raw depends
+    on the chunking.
+    """
+    off += 1
+    if deadline - limit == off - 1:  # the block started just before the LF
+        deadline = off + limit
+    if raw_store is not None and raw_store.safe_end == off - 1:
+        raw_store.safe_end = off
+    return off, deadline
+
+
 def _decode_replace(raw: bytes) -> str:
     """UTF-8 decoding as browsers do it: U+FFFD for each invalid sequence."""
     return raw.decode("utf-8", "replace")
@@ -400,19 +413,21 @@ def _big_value(raw: bytes, strict: bool, start: int) -> str:
         fail(f"invalid UTF-8 ({exc.reason})", start + skip + exc.start)
 
 
-def _retry_value(value: str) -> int | None:
+def _retry(conn: Connection, value: str, block_retry: int | None) -> int | None:
     """Spec: "If the field name is "retry": If the field value consists of only ASCII
     digits, then interpret the field value as an integer in base ten, and set the event
     stream's reconnection time to that integer.  Otherwise, ignore the field."
 
+    Returns the block's retry value: this one if valid, else ``block_retry``.
     (isdigit() alone would accept other digits.)  More digits than int() accepts
     (sys.int_info's str_digits_check_threshold, 4300 by default): a reconnection time
     beyond 10**4300 ms is ignored.
     """
     if value.isascii() and value.isdigit():
         with suppress(ValueError):
-            return int(value)
-    return None
+            conn._retry = retry = int(value)
+            return retry
+    return block_retry
 
 
 def _fold(data_lines: list[str], folded: int) -> int:

@@ -3,7 +3,7 @@
 # Real streams repeat one block shape thousands of times: OpenAI's chat completions send
 # "data: {json}" blocks, Anthropic's Messages API and OpenAI's Responses API send
 # "event: name" then "data: {json}", servers keep idle connections alive with ": ping"
-# blocks.  The line loop in _connection.py pays a few dozen bytecodes per line, and a
+# blocks.  The line loop in _interpret.py pays a few dozen bytecodes per line, and a
 # decode() call per line.  Here a run of such blocks is turned into items column by
 # column (the first lines of all blocks, then the second lines, ...) by iterators that
 # run in C: map() of startswith() to check a column, map() of a slice and decode() to
@@ -19,13 +19,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import accumulate, repeat
 from operator import add, itemgetter, sub
+from typing import NamedTuple
 
 from ._events import Comment, Event
 
-__all__ = ["BATCH_BLOCKS", "MIN_BLOCKS", "uniform_blocks"]
+__all__ = ["BATCH_BLOCKS", "MIN_BLOCKS", "Batch", "uniform_blocks"]
 
 # The most blocks turned into items in one call.  It bounds the work wasted when a
 # block's shape differs from the first (everything is checked before anything is
@@ -46,27 +47,46 @@ _MESSAGES = repeat("message")
 _UTF8 = repeat("utf-8")
 _REPLACE = repeat("replace")
 _SMALL = [repeat(n) for n in range(16)]  # line-end bytes per block, usually 2 to 6
-# The kinds of line a column may hold (data, event, or in one-line blocks a comment),
-# by prefix, with and without the space after the colon: the field name, a getter for
-# the value after the prefix, and the prefix and the prefix plus a space to check with.
+
+
+class _Kind(NamedTuple):
+    """One kind of line a column may hold, read with one prefix."""
+
+    field: bytes  # b"data", b"event", or b"" for a comment (in one-line blocks only)
+    value_of: Callable[[bytes], bytes]  # the bytes after the prefix
+    prefixes: Iterable[bytes]  # the prefix, endlessly: every cell must start with it
+    spaced: Iterable[bytes]  # the prefix plus a space: after a bare colon, none may
+
+
+# The kinds of line a column may hold, by prefix, with and without the space after the
+# colon.
 _KINDS = {
-    prefix: (name, itemgetter(slice(len(prefix), None)), repeat(prefix), repeat(prefix + b" "))
+    prefix: _Kind(name, itemgetter(slice(len(prefix), None)), repeat(prefix), repeat(prefix + b" "))
     for name in (b"data", b"event", b"")
     for prefix in (name + b": ", name + b":")
 }
+
+
+class Batch(NamedTuple):
+    """What uniform_blocks() read: the items, and where the line loop goes on."""
+
+    items: list[Event] | list[Comment]
+    pos: int  # the index of the first line not consumed
+    off: int  # its stream offset
+
 
 _new = tuple.__new__
 
 
 def uniform_blocks(
     lines: list[bytes], pos: int, tlen: int, off: int, strict: bool, last_id: str
-) -> tuple[list[Event] | list[Comment], int, int] | None:
+) -> Batch | None:
     """Items for blocks of one shape at the start of ``lines[pos:]``, or None.
 
     ``lines`` are complete lines without their line ends, each ended by ``tlen`` bytes;
     ``lines[pos]`` starts a block at stream offset ``off``, with no field seen in it
-    yet.  Returns (items, the index of the first line not consumed, its offset), or
-    None when fewer than two blocks can be read this way.
+    yet.  Returns a Batch, or None when fewer than MIN_BLOCKS blocks can be read this
+    way.
     """
     try:
         period = lines.index(b"", pos) - pos + 1  # the field lines and their blank line
@@ -99,10 +119,10 @@ def uniform_blocks(
                 colon += 1
             prefix = line[:colon]
             kind = _KINDS.get(prefix)
-        if kind is None or (not kind[0] and period > 2):
+        if kind is None or (not kind.field and period > 2):
             return None  # id, retry, other fields, or a comment inside an event
-        if not all(map(bytes.startswith, cells, kind[2])) or (
-            prefix[-1] == 58 and any(map(bytes.startswith, cells, kind[3]))
+        if not all(map(bytes.startswith, cells, kind.prefixes)) or (
+            prefix[-1] == 58 and any(map(bytes.startswith, cells, kind.spaced))
         ):
             count = min(count, _first_mismatch(cells, prefix))
         columns.append((kind, cells))
@@ -118,17 +138,17 @@ def uniform_blocks(
     comments = None
     sizes: Iterable[int] = ()
     try:
-        for (name, value_of, _, _), cells in columns:
+        for kind, cells in columns:
             if len(cells) > count:  # a mismatch cut the run short
                 cells = cells[:count]
             if strict:
-                values = map(bytes.decode, map(value_of, cells))
+                values = map(bytes.decode, map(kind.value_of, cells))
             else:
-                values = map(bytes.decode, map(value_of, cells), _UTF8, _REPLACE)
+                values = map(bytes.decode, map(kind.value_of, cells), _UTF8, _REPLACE)
             sizes = map(len, cells) if not sizes else map(add, sizes, map(len, cells))
-            if name == b"data":
+            if kind.field == b"data":
                 data.append(values)
-            elif name:
+            elif kind.field:
                 types = list(values)
                 if "" in types:
                     return None  # an empty type means "message": the line loop says so
@@ -155,7 +175,8 @@ def uniform_blocks(
             items = list(map(_new, _EVENTS, fields))
     except UnicodeDecodeError:
         return None  # strict mode: the line loop reports where
-    return items, pos + count * period, bounds[-1]
+    # (tuple.__new__ skips the Python-level __new__ a NamedTuple class has.)
+    return _new(Batch, (items, pos + count * period, bounds[-1]))
 
 
 def _first_mismatch(cells: list[bytes], prefix: bytes) -> int:

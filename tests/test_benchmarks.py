@@ -160,3 +160,13 @@ def test_peer_adapter(peer: Peer) -> None:
         for chunk in CHUNKINGS:
             items = [peer.to_items(item) for item in _run(peer, work.stream, chunk)]
             assert [i for i in items if i is not None] == expected, (name, chunk)
+
+
+@pytest.mark.parametrize("chunk", CHUNKINGS)
+def test_callgrind_drain_counts_every_item(chunk: int) -> None:
+    # benchmarks/callgrind.py divides the instructions by what drain() counts: it must
+    # be every item the workload stands for, comments included, under any chunking.
+    from benchmarks import callgrind
+
+    work = workloads.keepalive(30, every=10)
+    assert callgrind.drain(workloads.chunked(work.stream, chunk)) == len(work.items)
