@@ -22,6 +22,7 @@ from sse_sansio import (
     LocalProtocolError,
     RemoteProtocolError,
     SkippedEvent,
+    iter_events,
 )
 from sse_sansio._connection import Connection
 from sse_sansio.testing import chunkings
@@ -229,3 +230,9 @@ def to_model(item: Any) -> Any:
     if isinstance(item, SkippedEvent):
         return MSkipped(item.type, item.id, item.size, item.start, item.end)
     return MEnd(item.partial_line, item.partial_event)
+
+
+def test_iter_events_passes_the_new_items_through() -> None:
+    conn = Connection(max_event_size=10, on_oversize="skip")
+    stream = [b"data: " + b"x" * 50 + b"\n\ndata: ok\n\n"]
+    assert list(iter_events(stream, connection=conn)) == [SkippedEvent(size=57), Event(data="ok")]
