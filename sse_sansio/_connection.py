@@ -106,7 +106,9 @@ class Connection:
             event whose data grows past that many bytes is handed out as it arrives, in
             :class:`DataPiece` items of at least that many bytes (but the last), then a
             :class:`PiecedEvent`.  ``max_event_size`` then bounds what the connection
-            holds: the block's bytes since the last piece.
+            holds: the block's bytes since the last piece.  (With on_oversize="skip"
+            too, a pieced event that then outgrows it, by a huge ``id`` line say, ends
+            in a SkippedEvent: its pieces belong to an event never dispatched.)
         diagnostics: When true, :class:`Diagnostic` items say what the spec tells a
             parser to ignore (unknown fields, an invalid ``retry``, an ``id`` holding
             NUL, a block without data) and whether the stream starts like something

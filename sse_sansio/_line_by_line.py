@@ -17,7 +17,7 @@
 # What it costs.  It is spec-literal and simple: a regex search per line end, a few
 # Python calls per line, no same-shape fast path.  Measured against the pure default
 # path (CPython 3.11, 64 KiB chunks, best of 3, a busy shared machine): 5x to 8x its time
-# on short LLM-style events (2-3 MB of them), about 4x on a 32 MiB data line, about 10x
+# on short LLM-style events (2-3 MB of them), about 4x on a 32 MiB data line, 10x to 17x
 # on a stream of blank lines (2 MB).  Only connections that ask pay it.
 #
 # Everything the default path guarantees holds here too: the span rule, the BOM

@@ -21,6 +21,7 @@ from sse_sansio import (
     LocalProtocolError,
     PiecedEvent,
     RemoteProtocolError,
+    SkippedEvent,
 )
 from sse_sansio._connection import Connection
 from sse_sansio.testing import chunkings
@@ -182,3 +183,21 @@ def test_a_line_end_alone_can_make_the_data_too_big() -> None:
     items, _ = feed([b"data: a\ndata\ndata\n\n"], piece_size=2)
     assert items == [DataPiece(text="a\n\n"), PiecedEvent(), EndOfStream()]
     assert (items[0].start, items[0].end) == (0, 18)
+
+
+def test_a_pieced_event_that_then_outgrows_the_limit_is_skipped() -> None:
+    # Pieces of the 30 bytes go out, then the 40-byte id line passes the limit of 20
+    # (counted from the end of that piece): the block ends as a SkippedEvent, whose
+    # size counts the whole block, 37 + 45 = 82.
+    stream = b"data: " + b"a" * 30 + b"\nid: " + b"7" * 40 + b"\n\ndata: ok\n\n"
+    for _, chunks in chunkings(stream):
+        items, _ = feed(chunks, piece_size=10, max_event_size=20, on_oversize="skip")
+        # What was handed out is a start of the data (the rest was dropped with the block).
+        text = "".join(i.text for i in items if isinstance(i, DataPiece))
+        assert len(text) > 10
+        assert ("a" * 30).startswith(text)
+        assert [i for i in items if not isinstance(i, DataPiece)] == [
+            SkippedEvent(size=82),
+            Event(data="ok"),
+            EndOfStream(),
+        ]
