@@ -9,7 +9,16 @@ every socket and file.  Standard library only.
 
 from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, NeedData
 from ._errors import LocalProtocolError, ProtocolError, RemoteProtocolError
-from ._events import Comment, EndOfStream, Event, ReceivedItem
+from ._events import (
+    Comment,
+    DataPiece,
+    Diagnostic,
+    EndOfStream,
+    Event,
+    PiecedEvent,
+    ReceivedItem,
+    SkippedEvent,
+)
 from ._feeding import TruncatedStreamError, aiter_events, iter_events
 from ._implementation import IMPLEMENTATION, Connection
 from ._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
@@ -27,10 +36,13 @@ __all__ = [
     "AttemptEnd",
     "Comment",
     "Connection",
+    "DataPiece",
+    "Diagnostic",
     "EndOfStream",
     "Event",
     "LocalProtocolError",
     "NeedData",
+    "PiecedEvent",
     "ProtocolError",
     "ReceivedItem",
     "Reconnect",
@@ -38,6 +50,7 @@ __all__ = [
     "RemoteProtocolError",
     "ResponseCheck",
     "ResponseError",
+    "SkippedEvent",
     "Stop",
     "StopCause",
     "TruncatedStreamError",

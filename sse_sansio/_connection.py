@@ -13,6 +13,8 @@
 #   the size limit reasoned about in one place.
 # - _uniform.py: the fast path for runs of same-shaped blocks.
 # - _raw.py: keep_raw's bookkeeping.
+# - _line_by_line.py: the second parser, one line at a time, for a connection that sets
+#   on_oversize, piece_size or diagnostics (the default path pays nothing for them).
 #
 # Invariants kept here:
 # - receive_data() only appends (a copy of a bytearray or memoryview): the parser
@@ -35,6 +37,7 @@ from typing import Final, Literal, NoReturn
 from ._errors import LocalProtocolError, RemoteProtocolError
 from ._events import Comment, EndOfStream, Event
 from ._interpret import parse
+from ._line_by_line import parse as parse_line_by_line
 from ._need_data import NEED_DATA, NeedData
 from ._raw import RawBytes
 
@@ -93,6 +96,27 @@ class Connection:
             proxy should forward for it, and :meth:`take_raw` hands out the bytes that
             belong to no item (blank lines, ``id:``-only blocks).  Forwarding all of
             them reproduces the stream byte for byte, never half an event.
+        on_oversize: ``"error"`` (the default) raises :class:`RemoteProtocolError` for
+            an event over ``max_event_size``.  ``"skip"`` drops it instead, at the same
+            byte, buffering nothing more of it, and returns a :class:`SkippedEvent` at
+            its blank line; its ``event``, ``id`` and ``retry`` lines still count (a
+            line longer than max_event_size is dropped whole).  In keep_raw mode its
+            bytes are not forwarded.
+        piece_size: ``None`` (the default) or an int from 1 to ``max_event_size``: an
+            event whose data grows past that many bytes is handed out as it arrives, in
+            :class:`DataPiece` items of at least that many bytes (but the last), then a
+            :class:`PiecedEvent`.  ``max_event_size`` then bounds what the connection
+            holds: the block's bytes since the last piece.  (With on_oversize="skip"
+            too, a pieced event that then outgrows it, by a huge ``id`` line say, ends
+            in a SkippedEvent: its pieces belong to an event never dispatched.)
+        diagnostics: When true, :class:`Diagnostic` items say what the spec tells a
+            parser to ignore (unknown fields, an invalid ``retry``, an ``id`` holding
+            NUL, a block without data) and whether the stream starts like something
+            else (HTTP headers, chunked-encoding sizes, HTML, JSON, gzip).
+
+    A connection that sets any of the last three options runs a simpler line-by-line
+    parser (five to ten times slower than the default one; the pure core's, whichever core
+    the process uses: :attr:`implementation` says which).
 
     Failure is final.  Once :meth:`next_event` has raised, whatever it raised, the
     connection is *failed*: it never parses again, and every later
@@ -114,6 +138,9 @@ class Connection:
         last_event_id: str = "",
         max_event_size: int | None = DEFAULT_MAX_EVENT_SIZE,
         keep_raw: bool = False,
+        on_oversize: Literal["error", "skip"] = "error",
+        piece_size: int | None = None,
+        diagnostics: bool = False,
     ) -> None:
         if errors not in ("strict", "replace"):
             raise ValueError(f'errors must be "strict" or "replace", not {errors!r}')
@@ -131,8 +158,21 @@ class Connection:
             raise ValueError(
                 f"max_event_size must be a positive int or None, not {max_event_size!r}"
             )
+        if on_oversize not in ("error", "skip"):
+            raise ValueError(f'on_oversize must be "error" or "skip", not {on_oversize!r}')
+        if piece_size is not None and (
+            isinstance(piece_size, bool)
+            or not isinstance(piece_size, int)
+            or not 1 <= piece_size <= (max_event_size or _NO_LIMIT)
+        ):
+            raise ValueError(
+                f"piece_size must be None or an int from 1 to max_event_size, not {piece_size!r}"
+            )
         self._strict = errors == "strict"
         self._limit = _NO_LIMIT if max_event_size is None else max_event_size
+        self._on_oversize = on_oversize
+        self._piece_size = piece_size
+        self._diagnostics = bool(diagnostics)
 
         self._chunks: deque[bytes] = deque()  # received, not yet taken by the parser
         self._eof = False
@@ -151,7 +191,9 @@ class Connection:
         # The parser generator, then, once an exception has ended it, an iterator that
         # raises the sticky error on every call: chain() moves to it when the finished
         # generator gives nothing more, so even a saved conn.next_event goes on raising.
-        items = chain(parse(self, last_event_id), iter(self._raise_error, None))
+        plain = on_oversize == "error" and piece_size is None and not diagnostics
+        parser = parse if plain else parse_line_by_line
+        items = chain(parser(self, last_event_id), iter(self._raise_error, None))
         # Speed: the instance's next_event calls that chain from C (no Python frame, as
         # the method below has), through a partial that carries the method's docstring.
         self.next_event = _NextEvent(next, items)  # type: ignore[method-assign]
@@ -167,6 +209,12 @@ class Connection:
         Send it as ``Last-Event-ID`` when reconnecting.
         """
         return self._last_event_id
+
+    @property
+    def implementation(self) -> Literal["compiled", "python"]:
+        """Which core parses for this connection: ``"python"`` here (the compiled core
+        says ``"compiled"``, or ``"python"`` when it hands an opt-in mode to this one)."""
+        return "python"
 
     @property
     def retry(self) -> int | None:

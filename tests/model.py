@@ -34,6 +34,7 @@ Where the spec leaves room, the model mirrors sse_sansio's documented choices:
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -73,6 +74,17 @@ class MEnd:
 
 
 @dataclass(frozen=True)
+class MSkipped:
+    """A block skipped by ``on_oversize="skip"``, with its span."""
+
+    type: str
+    id: str
+    size: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class MError:
     """The error that stopped parsing: ``kind`` is ``"utf8"`` or ``"size"``."""
 
@@ -80,7 +92,7 @@ class MError:
     offset: int
 
 
-MItem = MEvent | MComment | MEnd
+MItem = MEvent | MComment | MEnd | MSkipped
 
 
 @dataclass
@@ -223,6 +235,7 @@ def interpret(
     last_event_id: str = "",
     max_event_size: int | None = None,
     cuts: Iterable[int] = (),
+    on_oversize: str = "error",
 ) -> ModelResult:
     """Run the model over a whole stream; see the module docstring for the rules.
 
@@ -230,7 +243,9 @@ def interpret(
     """
     cut_at = set(cuts)
     decoded = utf8_decode(stream)
-    first_error = decoded.errors[0] if errors == "strict" and decoded.errors else None
+    # Strict mode: the offsets of the ill-formed sequences (a skipped block's lines are
+    # not read, so the first error to count may come after one in them).
+    strict_errors = decoded.errors if errors == "strict" else []
     result = ModelResult(last_event_id=last_event_id)
 
     data_buffer = ""
@@ -241,6 +256,7 @@ def interpret(
     # Where the current block's first line starts (after a leading BOM).
     block_first = 3 if stream[:3] == b"\xef\xbb\xbf" else 0
     event_start = -1  # the block's first field line
+    skipping = False  # on_oversize="skip": the block passed the limit
 
     for line in split_lines(decoded):
         # The size limit: from the block's first line to the end of this line's text.
@@ -250,10 +266,56 @@ def interpret(
             max_event_size is not None
             and line.text_end - block_first > max_event_size
             and not bom_start
+            and not skipping
         ):
-            result.error = MError("size", block_first + max_event_size)
-            return result
-        if first_error is not None and line.start <= first_error < line.end:
+            if on_oversize == "error":
+                result.error = MError("size", block_first + max_event_size)
+                return result
+            skipping = True
+            data_buffer = ""
+        if skipping:
+            assert max_event_size is not None
+            # The rest of the block: a line longer than the limit is dropped unread;
+            # of the others only event, id and retry lines are read (and decoded);
+            # the blank line hands out the skipped block.
+            if not line.complete:
+                partial_line = line.end - line.start
+                break
+            name, _, value = line.text.partition(":")
+            if (
+                line.text
+                and line.text_end - line.start <= max_event_size
+                and name in ("event", "id", "retry")
+            ):
+                bad = _first_between(strict_errors, line.start, line.end)
+                if bad is not None:
+                    result.error = MError("utf8", bad)
+                    return result
+                value = value.removeprefix(" ")
+                if name == "event":
+                    type_buffer = value
+                elif name == "id":
+                    if "\0" not in value:
+                        id_buffer = value
+                elif value and all(c in "0123456789" for c in value) and len(value) <= 4300:
+                    result.retry = block_retry = int(value)
+            elif not line.text:
+                item_end = line.end
+                if line.end - line.text_end == 2 and line.text_end + 1 in cut_at:
+                    item_end = line.text_end + 1
+                result.last_event_id = id_buffer
+                size = line.start - block_first
+                result.items.append(
+                    MSkipped(type_buffer or "message", id_buffer, size, block_first, item_end)
+                )
+                skipping = False
+                type_buffer = ""
+                block_retry = None
+                event_start = -1
+                block_first = line.end
+            continue
+        first_error = _first_between(strict_errors, line.start, line.end)
+        if first_error is not None:
             # Reached the line that holds the first invalid byte (a complete line, or
             # the unterminated last one at end of stream).
             result.error = MError("utf8", first_error)
@@ -323,5 +385,11 @@ def interpret(
             result.retry = block_retry = int(value)
 
     # End of stream: an event without its blank line is not dispatched.
-    result.items.append(MEnd(partial_line, data_buffer != ""))
+    result.items.append(MEnd(partial_line, data_buffer != "" or skipping))
     return result
+
+
+def _first_between(offsets: list[int], start: int, end: int) -> int | None:
+    """The first of the sorted ``offsets`` in ``[start, end)``, or None."""
+    i = bisect.bisect_left(offsets, start)
+    return offsets[i] if i < len(offsets) and offsets[i] < end else None
