@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 # issue 15's item classes (the ignore is for a checkout that predates them).
-from sse_sansio import (  # type: ignore[attr-defined, unused-ignore]
+from sse_sansio import (
     DataPiece,
     Event,
     PiecedEvent,

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 
 # issue 15's item class (the ignore is for a checkout that predates it).
-from sse_sansio import (  # type: ignore[attr-defined, unused-ignore]
+from sse_sansio import (
     Connection,
     Event,
     RemoteProtocolError,
@@ -33,9 +33,7 @@ MAX_EVENT_SIZE = 1 << 20
 
 def skipping(max_event_size: int = MAX_EVENT_SIZE) -> Connection:
     """A connection that skips the events over ``max_event_size`` instead of failing."""
-    return Connection(  # type: ignore[call-arg, unused-ignore]
-        max_event_size=max_event_size, on_oversize="skip"
-    )
+    return Connection(max_event_size=max_event_size, on_oversize="skip")
 
 
 def events_within(

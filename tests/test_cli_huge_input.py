@@ -9,7 +9,6 @@ the second runs the real parser on streams that show each case.
 
 from __future__ import annotations
 
-import inspect
 import io
 import json
 import sys
@@ -18,15 +17,8 @@ from typing import Any, ClassVar, NamedTuple
 
 import pytest
 
-from sse_sansio import NEED_DATA, EndOfStream, Event, _cli, _connection
+from sse_sansio import NEED_DATA, EndOfStream, Event, _cli
 from sse_sansio._cli import main, run
-
-PURE_HAS_THE_OPTIONS = "on_oversize" in inspect.signature(_connection.Connection).parameters
-needs_the_pure_options = pytest.mark.xfail(
-    not PURE_HAS_THE_OPTIONS,
-    reason="the Connection's on_oversize and diagnostics come from issue-15b",
-    strict=True,
-)
 
 
 class Diagnostic(NamedTuple):
@@ -167,7 +159,6 @@ def test_help_names_the_flags(capsys: pytest.CaptureFixture[str]) -> None:
 HEADERS_LEFT_IN = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: hello\r\n\r\n"
 
 
-@needs_the_pure_options
 def test_a_response_with_its_headers_is_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -187,7 +178,6 @@ def test_a_response_with_its_headers_is_named(
     assert any(": discarded-block: " in line for line in lines)
 
 
-@needs_the_pure_options
 def test_an_oversized_event_is_skipped_and_the_stream_goes_on(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

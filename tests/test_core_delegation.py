@@ -38,14 +38,6 @@ from .test_cores import CORE, PURE, _observe, compiled, needs_core
 
 pytestmark = needs_core
 
-# What the pure core's constructor accepts once issue 15's options are in (issue-15b).
-PURE_HAS_THE_OPTIONS = "on_oversize" in inspect.signature(PURE).parameters
-needs_the_pure_options = pytest.mark.xfail(
-    not PURE_HAS_THE_OPTIONS,
-    reason="the pure core's on_oversize, piece_size and diagnostics come from issue-15b",
-    raises=(TypeError, AttributeError),
-    strict=True,
-)
 
 OPTION_VALUES = [
     {"on_oversize": "skip"},
@@ -234,7 +226,6 @@ def test_the_signature_shows_the_options() -> None:
 # --------------------------------------------------------------------------- real options
 
 
-@needs_the_pure_options
 def test_the_pure_core_says_python() -> None:
     pure: Any = PURE  # typed as the pure core is before issue-15b's options
     assert pure().implementation == "python"
@@ -249,7 +240,6 @@ STREAMS = [
 ]
 
 
-@needs_the_pure_options
 @pytest.mark.parametrize("stream", STREAMS)
 @pytest.mark.parametrize(
     "options",
@@ -270,7 +260,6 @@ def test_the_real_options_through_both_cores(stream: bytes, options: dict[str, A
         assert ours == _observe(PURE, chunks, **options), (cut, options)
 
 
-@needs_the_pure_options
 @pytest.mark.parametrize(
     ("options", "stream", "kinds"),
     [

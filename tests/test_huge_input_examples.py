@@ -7,26 +7,16 @@ events and log lines worked out from the stream (its offsets counted by hand).
 from __future__ import annotations
 
 import base64
-import inspect
 import runpy
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sse_sansio import Event, TruncatedStreamError, _connection
+from sse_sansio import Event, TruncatedStreamError
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-
-PURE_HAS_THE_OPTIONS = "on_oversize" in inspect.signature(_connection.Connection).parameters
-# Until issue-15b's item classes are in, the examples cannot import them.
-pytestmark = pytest.mark.xfail(
-    not PURE_HAS_THE_OPTIONS,
-    reason="the examples use issue-15b's items and options",
-    raises=ImportError,
-    strict=True,
-)
 
 
 def load(name: str) -> dict[str, Any]:

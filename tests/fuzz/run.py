@@ -170,19 +170,10 @@ def check_keep_raw(stream: bytes, ways: list[list[bytes]], options: Options) -> 
     assert len(forwarded) <= 1, forwarded
 
 
-def _has_huge_modes() -> bool:
-    """Whether the Connection has issue 15's options (they come with issue-15b)."""
-    import inspect
-
-    from sse_sansio import _connection
-
-    return "on_oversize" in inspect.signature(_connection.Connection).parameters
-
-
 def _joined(items: list[Any]) -> list[Any]:
     """Each run of DataPiece items and its PiecedEvent as the one Event they make; the
     pieces of an event that never completed (the stream ended inside it) left out."""
-    from sse_sansio import (  # type: ignore[attr-defined, unused-ignore]
+    from sse_sansio import (
         DataPiece,
         Event,
         PiecedEvent,
@@ -205,7 +196,7 @@ def _joined(items: list[Any]) -> list[Any]:
 
 def check_huge_modes(ways: list[list[bytes]], options: Options) -> None:
     """Invariant 6: the three modes against the default one, chunking by chunking."""
-    from sse_sansio import (  # type: ignore[attr-defined, unused-ignore]
+    from sse_sansio import (
         Diagnostic,
         EndOfStream,
         SkippedEvent,
@@ -306,9 +297,8 @@ def check_parse(stream: bytes, options: Options) -> None:
             whole = items
 
     check_keep_raw(stream, _chunkings(stream, options.seed)[:2], options)
-    if _has_huge_modes():
-        ways = _chunkings(stream, options.seed)
-        check_huge_modes([ways[0], ways[-1]], options)
+    ways = _chunkings(stream, options.seed)
+    check_huge_modes([ways[0], ways[-1]], options)
 
     # Round trip of every item the whole input produced.
     for item in whole or []:
