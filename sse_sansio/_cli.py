@@ -38,7 +38,7 @@ from typing import IO, Any
 from . import __version__
 from ._connection import NEED_DATA
 from ._errors import RemoteProtocolError
-from ._events import Comment, Diagnostic, EndOfStream, Event, ReceivedItem
+from ._events import Comment, EndOfStream, Event, ReceivedItem
 from ._implementation import IMPLEMENTATION, Connection
 from .llm import Tracker
 from .llm._dialects import DIALECT_NAMES
@@ -326,8 +326,9 @@ def _note(item: Any) -> None:
     """A Diagnostic or a SkippedEvent, as one line on standard error."""
     if sys.stderr is None:
         return
-    if isinstance(item, Diagnostic):
-        line = f"diagnostic at byte {item.start}: {item.code}: {item.message}"
+    code = getattr(item, "code", None)
+    if code is not None:
+        line = f"diagnostic at byte {item.start}: {code}: {item.message}"
     else:
         line = (
             f"skipped at byte {item.start}: an event of {item.size} bytes, over the size "
