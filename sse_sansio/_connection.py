@@ -17,8 +17,14 @@
 #   on_oversize, piece_size or diagnostics (the default path pays nothing for them).
 #
 # Invariants kept here:
-# - receive_data() only appends (a copy of a bytearray or memoryview): the parser
-#   takes the chunks in order, never more than once.
+# - receive_data() only queues (a copy of a bytearray or memoryview): the parser takes
+#   the chunks in order, never more than once.  The queue is ``_chunk``, the oldest chunk
+#   not yet taken (or None), then ``_later``, a deque of the newer ones, made only while
+#   the caller feeds faster than it drains: None or not empty, and never set while
+#   ``_chunk`` is None.  Memory: an empty deque costs 760 bytes (its first block), a
+#   third of an idle connection, and a connection is fed and drained in turn almost
+#   always; taking from the slot costs no more than a deque's popleft() (counted with
+#   benchmarks/callgrind.py).
 # - Once anything escapes the parser, the connection is failed for good: _error holds
 #   what failed it, the parser never resumes, and every later next_event() and
 #   receive_data() raises (the class docstring says what).
@@ -31,13 +37,13 @@ from __future__ import annotations
 import functools
 import sys
 from collections import deque
+from collections.abc import Iterator
 from itertools import chain
 from typing import Final, Literal, NoReturn
 
 from ._errors import LocalProtocolError, RemoteProtocolError
-from ._events import Comment, EndOfStream, Event
+from ._events import AnyItem, Comment, EndOfStream, Event
 from ._interpret import parse
-from ._line_by_line import parse as parse_line_by_line
 from ._need_data import NEED_DATA, NeedData
 from ._raw import RawBytes
 
@@ -115,8 +121,9 @@ class Connection:
             else (HTTP headers, chunked-encoding sizes, HTML, JSON, gzip).
 
     A connection that sets any of the last three options runs a simpler line-by-line
-    parser (five to ten times slower than the default one; the pure core's, whichever core
-    the process uses: :attr:`implementation` says which).
+    parser (4 to 8 times slower than the default one on small events, up to 17 times on a
+    stream of blank lines; the pure core's, whichever core the process uses:
+    :attr:`implementation` says which).
 
     Failure is final.  Once :meth:`next_event` has raised, whatever it raised, the
     connection is *failed*: it never parses again, and every later
@@ -170,11 +177,9 @@ class Connection:
             )
         self._strict = errors == "strict"
         self._limit = _NO_LIMIT if max_event_size is None else max_event_size
-        self._on_oversize = on_oversize
-        self._piece_size = piece_size
-        self._diagnostics = bool(diagnostics)
 
-        self._chunks: deque[bytes] = deque()  # received, not yet taken by the parser
+        self._chunk: bytes | None = None  # the oldest chunk the parser has not taken
+        self._later: deque[bytes] | None = None  # the newer ones (see the header)
         self._eof = False
         self._eos: EndOfStream | None = None  # returned on every call once drained
         self._error: BaseException | None = None  # what failed the connection, once failed
@@ -191,11 +196,27 @@ class Connection:
         # The parser generator, then, once an exception has ended it, an iterator that
         # raises the sticky error on every call: chain() moves to it when the finished
         # generator gives nothing more, so even a saved conn.next_event goes on raising.
-        plain = on_oversize == "error" and piece_size is None and not diagnostics
-        parser = parse if plain else parse_line_by_line
-        items = chain(parser(self, last_event_id), iter(self._raise_error, None))
+        parser: Iterator[AnyItem | NeedData]
+        if on_oversize == "error" and piece_size is None and not diagnostics:
+            parser = parse(self, last_event_id)
+        else:
+            # Imported only here: most processes never make such a connection, and the
+            # line-by-line path with its diagnostics is about a tenth of the package's
+            # import time (python -X importtime, CPython 3.12).
+            from ._line_by_line import parse as parse_line_by_line
+
+            parser = parse_line_by_line(
+                self,
+                last_event_id,
+                skip=on_oversize == "skip",
+                piece_size=piece_size,
+                diagnostics=bool(diagnostics),
+            )
+        items = chain(parser, iter(self._raise_error, None))
         # Speed: the instance's next_event calls that chain from C (no Python frame, as
         # the method below has), through a partial that carries the method's docstring.
+        # (A bound method of one shared partial would take 128 bytes less, but it is a
+        # second C-level call: +1% instructions per item, counted by callgrind.)
         self.next_event = _NextEvent(next, items)  # type: ignore[method-assign]
 
     # ------------------------------------------------------------------ public state
@@ -237,8 +258,8 @@ class Connection:
             RemoteProtocolError: the connection already failed (the same error again).
             TypeError: data is not bytes, bytearray or memoryview.
         """
-        if type(data) is bytes and data and self._plain:
-            self._chunks.append(data)  # the common case, kept short
+        if type(data) is bytes and data and self._plain and self._chunk is None:
+            self._chunk = data  # the common case, kept short
             return
         if self._error is not None:
             self._raise_error()
@@ -254,7 +275,12 @@ class Connection:
             raise LocalProtocolError("receive_data() called with data after end of stream")
         if self._raw is not None:
             self._raw.receive(data, self._limit)
-        self._chunks.append(data)
+        if self._chunk is None:
+            self._chunk = data
+        elif self._later is None:
+            self._later = deque((data,))
+        else:
+            self._later.append(data)
 
     def next_event(self) -> Event | Comment | EndOfStream | NeedData:
         """Return the next complete item, or ``NEED_DATA``.
@@ -297,6 +323,35 @@ class Connection:
         if self._raw is None:
             raise LocalProtocolError("take_raw() needs Connection(keep_raw=True)")
         return self._raw.take()
+
+    # ------------------------------------------------------------------ the queue
+
+    def _take_chunk(self) -> bytes | None:
+        """The oldest chunk not yet taken, now taken; None when there is none.
+
+        (parse() does the same inline, with _take_later() for the rare part.)
+        """
+        chunk = self._chunk
+        if chunk is not None:
+            self._chunk = None if self._later is None else self._take_later()
+        return chunk
+
+    def _take_later(self) -> bytes:
+        """The oldest of the newer chunks, taken from ``_later``, which must exist."""
+        later = self._later
+        assert later is not None
+        chunk = later.popleft()
+        if not later:
+            self._later = None  # memory: an idle connection holds no deque
+        return chunk
+
+    def _put_back(self, chunk: bytes) -> None:
+        """Put a chunk taken from the queue back at its front (once per stream)."""
+        if self._chunk is not None:
+            if self._later is None:
+                self._later = deque()
+            self._later.appendleft(self._chunk)
+        self._chunk = chunk
 
     # ------------------------------------------------------------------ failure
 

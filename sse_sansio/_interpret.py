@@ -101,7 +101,6 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
     everything it does for each line, each window and each chunk is inline, for speed.
     """
     try:
-        chunks = conn._chunks
         limit = conn._limit
         strict = conn._strict
         decode = bytes.decode if strict else _decode_replace
@@ -136,18 +135,19 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
         # The length of partial that calls for a look: room - spilled_len, or SPILL if
         # that is less (written out: min() costs more than the rest of a chunk's work).
         watch = min(room, SPILL)
-        chunk = b""  # the chunk being cut into windows, from cut on
+        chunk: bytes | None = b""  # the chunk being cut into windows, from cut on
         cut = 0
 
         while True:
-            if not chunks:
+            chunk = conn._chunk  # (Connection._take_chunk(), inline)
+            if chunk is None:
                 # Nothing left to split: the stream ended, or we wait for bytes.
                 if not conn._eof:
                     yield NEED_DATA
                     continue
                 yield _end(conn, [*spilled, partial], off, data_first is not None)
                 continue
-            chunk = chunks.popleft()
+            conn._chunk = None if conn._later is None else conn._take_later()
             if 10 not in chunk and 13 not in chunk:
                 partial += chunk
                 skip_lf = False

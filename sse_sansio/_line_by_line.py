@@ -81,10 +81,16 @@ _KEPT_IN_SKIP: Final = (b"event", b"id", b"retry")
 _new = tuple.__new__
 
 
-def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
-    """The line-by-line parser: a generator that next_event() resumes once per item."""
+def parse(
+    conn: Connection, last_event_id: str, *, skip: bool, piece_size: int | None, diagnostics: bool
+) -> Iterator[Item]:
+    """The line-by-line parser: a generator that next_event() resumes once per item.
+
+    ``skip``, ``piece_size`` and ``diagnostics`` are Connection's options (checked there):
+    on_oversize="skip", piece_size and diagnostics.
+    """
     try:
-        yield from _Parser(conn, last_event_id).run()
+        yield from _Parser(conn, last_event_id, skip, piece_size, diagnostics).run()
     except BaseException as exc:
         # As on the default path: whatever ended the generator, its state may be
         # half-updated, so the connection is failed for good.
@@ -95,14 +101,21 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
 class _Parser:
     """The state of one line-by-line parse (the generator's locals, named)."""
 
-    def __init__(self, conn: Connection, last_event_id: str) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        last_event_id: str,
+        skip: bool,
+        piece_size: int | None,
+        diagnostics: bool,
+    ) -> None:
         self.conn = conn
         self.limit = conn._limit
         self.strict = conn._strict
         self.raw: RawBytes | None = conn._raw
-        self.skip_mode = conn._on_oversize == "skip"
-        self.piece_size = conn._piece_size
-        self.diagnostics = conn._diagnostics
+        self.skip_mode = skip
+        self.piece_size = piece_size
+        self.diagnostics = diagnostics
         # The line being assembled (see the module header).
         self.start = 0
         self.length = 0
@@ -132,7 +145,6 @@ class _Parser:
 
     def run(self) -> Iterator[Item]:
         conn = self.conn
-        chunks = conn._chunks
         off, head = yield from take_bom(conn)
         self.start = self.first = self.mark = off
         self.line += head  # only when the stream ended inside what may be a BOM
@@ -142,13 +154,14 @@ class _Parser:
         if self.diagnostics:
             yield from self.sniff()
         while True:
-            if not chunks:
+            chunk = conn._take_chunk()
+            if chunk is None:
                 if not conn._eof:
                     yield NEED_DATA
                     continue
                 yield self.end()
                 continue
-            yield from self.walk(chunks.popleft())
+            yield from self.walk(chunk)
 
     def walk(self, chunk: bytes) -> Iterator[Item]:
         """Cut one chunk into the line still arriving and complete lines."""
@@ -499,16 +512,15 @@ class _Parser:
         item can come before it anyway.  The bytes go back to the front of the queue.
         """
         conn = self.conn
-        chunks = conn._chunks
         head = bytes(self.line)  # the start of a BOM that the stream's end cut
         while _LINE_END.search(head) is None and len(head) < SNIFF_BYTES:
-            while not chunks and not conn._eof:
+            while (chunk := conn._take_chunk()) is None and not conn._eof:
                 yield NEED_DATA
-            if not chunks:
+            if chunk is None:
                 break
-            head += chunks.popleft()
+            head += chunk
         if head and not self.line:
-            chunks.appendleft(head)
+            conn._put_back(head)
         found = _LINE_END.search(head, 0, SNIFF_BYTES)
         cut = SNIFF_BYTES if found is None else found.end()
         if head[cut - 1 : cut + 1] == b"\r\n":

@@ -92,21 +92,20 @@ def take_bom(conn: Connection) -> Generator[NeedData, None, tuple[int, bytes]]:
     limit applies; strict mode refuses it as a cut sequence).  Other bytes go back to
     the front of the connection's queue.
     """
-    chunks = conn._chunks
     head = b""
     while len(head) < 3 and _BOM.startswith(head):
-        while not chunks and not conn._eof:
+        while (chunk := conn._take_chunk()) is None:
+            if conn._eof:
+                return 0, head  # the stream ended inside what may have been a BOM
             yield NEED_DATA
-        if not chunks:
-            return 0, head  # the stream ended inside what may have been a BOM
-        head += chunks.popleft()
+        head += chunk
     if head.startswith(_BOM):
         head = head[3:]
         skipped = 3
     else:
         skipped = 0
     if head:
-        chunks.appendleft(head)
+        conn._put_back(head)
     return skipped, b""
 
 

@@ -111,6 +111,33 @@ def test_more_data_between_pulls_keeps_order() -> None:
     assert drain(conn) == [Event(data="2"), Event(data="3")]
 
 
+@pytest.mark.parametrize("keep_raw", [False, True])
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        # Several chunks queued before the first pull, the first of them starting what
+        # may be a BOM (the look-ahead puts bytes back in front of the queue).
+        [b"\xef", b"\xbb", b"\xbf", b"data: 1\n", b"\n", b"data: 2\n\n"],
+        [b"d", b"ata: 1\n\n", b"data: 2\n\n"],
+        [b"d", b"ata: 1", b"\n\n", b"data: 2\n\n"],
+        [b"data: 1\n\n", b"data:", b" 2\n", b"\n"],
+    ],
+)
+def test_chunks_queued_before_any_pull_keep_their_order(
+    chunks: list[bytes], keep_raw: bool
+) -> None:
+    conn = Connection(keep_raw=keep_raw)
+    for chunk in chunks:
+        conn.receive_data(chunk)
+    items = drain(conn)
+    assert [(item.type, item.data) for item in items] == [("message", "1"), ("message", "2")]
+    # Fed again, between pulls this time: the queue empties and fills as before.
+    conn.receive_data(b"data: 3\n")
+    conn.receive_data(b"\n")
+    conn.receive_data(b"data: 4\n\n")
+    assert [item.data for item in drain(conn)] == ["3", "4"]
+
+
 # ---------------------------------------------------------------- end of stream
 
 

@@ -10,6 +10,7 @@ model referees it, under the same configurations and chunkings as the default pa
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,7 +41,8 @@ _BUDGET = settings().max_examples
 def forced() -> Iterator[None]:
     """Every Connection made inside runs the line-by-line parser."""
     saved = getattr(_connection, "parse")  # noqa: B009 (not exported: mypy)
-    setattr(_connection, "parse", _line_by_line.parse)  # noqa: B010
+    plain = functools.partial(_line_by_line.parse, skip=False, piece_size=None, diagnostics=False)
+    setattr(_connection, "parse", plain)  # noqa: B010
     try:
         yield
     finally:
