@@ -129,13 +129,12 @@ def test_chunks_queued_before_any_pull_keep_their_order(
     conn = Connection(keep_raw=keep_raw)
     for chunk in chunks:
         conn.receive_data(chunk)
-    items = drain(conn)
-    assert [(item.type, item.data) for item in items] == [("message", "1"), ("message", "2")]
+    assert drain(conn) == [Event(data="1"), Event(data="2")]
     # Fed again, between pulls this time: the queue empties and fills as before.
     conn.receive_data(b"data: 3\n")
     conn.receive_data(b"\n")
     conn.receive_data(b"data: 4\n\n")
-    assert [item.data for item in drain(conn)] == ["3", "4"]
+    assert drain(conn) == [Event(data="3"), Event(data="4")]
 
 
 # ---------------------------------------------------------------- end of stream
