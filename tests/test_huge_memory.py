@@ -31,39 +31,13 @@ SIZE = int(os.environ.get("SSE_SANSIO_HUGE_MB", "200")) * MB
 CEILING = 40 * MB
 
 WORKER = r"""
-import json, resource, sys
+import json, sys
 from sse_sansio import NEED_DATA
 from sse_sansio._connection import Connection
+from tests.rss import peak, reset_peak
 
 mode, total = sys.argv[1], int(sys.argv[2])
 CHUNK = 64 * 1024
-
-
-def status(key):
-    try:
-        with open("/proc/self/status") as lines:
-            for line in lines:
-                if line.startswith(key):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def reset_peak():
-    try:
-        with open("/proc/self/clear_refs", "w") as refs:
-            refs.write("5")
-    except OSError:
-        pass
-
-
-def peak():
-    hwm = status("VmHWM:")
-    if hwm is not None:
-        return hwm
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss if sys.platform == "darwin" else rss * 1024
 
 
 options = {
@@ -73,8 +47,7 @@ options = {
 }[mode]
 conn = Connection(**options)
 body = b"x" * CHUNK
-reset_peak()
-base = status("VmRSS:") or peak()
+base = reset_peak()
 counts = {}
 data_seen = forwarded = 0
 

@@ -38,8 +38,9 @@ SLACK = 8 * MIB
 
 # The subprocess.  argv: case, stream bytes, chunk bytes, limit (0: none), timing, errors.
 WORKER = r"""
-import json, resource, sys, time
+import json, sys, time
 from sse_sansio import NEED_DATA, Connection, RemoteProtocolError
+from tests.rss import peak, reset_peak
 
 case, total, chunk_size, limit, timing = sys.argv[1], *map(int, sys.argv[2:6])
 errors = sys.argv[6]
@@ -53,41 +54,6 @@ HEAD, PATTERN, TAIL = {
     "many-events": (b"", b"data: x\n\n", b""),
     "many-events-one-call": (b"", b"data: x\n\n", b""),
 }[case]
-
-
-def rss_now():
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def reset_peak():
-    # Linux: writing 5 to clear_refs resets the peak RSS (VmHWM) to the current RSS, so
-    # an earlier transient peak cannot hide this run's.  Elsewhere ru_maxrss is the
-    # best there is (it can only under-report the growth, never over-report it).
-    try:
-        with open("/proc/self/clear_refs", "w") as refs:
-            refs.write("5")
-    except OSError:
-        return peak()
-    return rss_now()
-
-
-def peak():
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss if sys.platform == "darwin" else rss * 1024
 
 
 def run(total, chunk_size):
