@@ -106,6 +106,21 @@ print(json.dumps({"big": big, "small": small}))
 """
 
 
+def run_child(script: str, *args: str, env: dict[str, str] | None = None) -> Any:
+    """Run ``python -c script *args`` in the checkout's root; what it printed, as JSON."""
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
 def measure(
     case: str,
     total: int,
@@ -116,16 +131,7 @@ def measure(
     errors: str = "strict",
 ) -> dict[str, Any]:
     args = [case, str(total), str(chunk), str(limit), str(int(timing)), errors]
-    proc = subprocess.run(
-        [sys.executable, "-c", WORKER, *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    result: dict[str, Any] = json.loads(proc.stdout)
+    result: dict[str, Any] = run_child(WORKER, *args)
     big = result["big"]
     print(
         f"\n{case}: fed {big['fed'] / MIB:.1f} MiB in chunks of {big['chunk'] / MIB:.2f} MiB, "
@@ -313,17 +319,7 @@ def test_an_idle_connection_takes_at_most_2_kib() -> None:
     # KB, 1.6 KB in keep_raw mode; 3.10, whose frames and dicts are bigger: about 1.95
     # and 2.03 KB.)  Before the queue of chunks lost its deque: 2.3 KB on 3.12.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("COV", "COVERAGE"))}
-    proc = subprocess.run(
-        [sys.executable, "-c", _IDLE_WORKER],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    figures = json.loads(proc.stdout)
+    figures = run_child(_IDLE_WORKER, env=env)
     assert len(figures) == 2 * len(IDLE_CASES)
     for label, keep_raw, held in figures:
         print(f"\nidle connection after {label} (keep_raw={keep_raw}): {held:.0f} bytes")
