@@ -15,11 +15,20 @@
 # - Bytes waiting for take_raw() never exceed max_event_size when a chunk arrives:
 #   receive() refuses the chunk instead (the caller must take_raw() at NEED_DATA).
 # - Once everything is handed out the bytearray is replaced by an empty one, so an
-#   idle connection does not keep the allocation of the last big event.
+#   idle connection does not keep the allocation of the last big event.  When what
+#   stays is no bigger than what goes, it moves to a fresh bytearray, since deleting
+#   from the front keeps the whole allocation (the bytearray just moves its start);
+#   each such copy costs at most the bytes just handed out, so it stays linear.
+# - A big line's bytes are held here only: the parser drops its own copy as the line
+#   arrives (count_spill() in _lines.py) and reads the line from here at its end.  A
+#   data line's value stays here, as its stream offsets, until the event is handed
+#   out, and is decoded from the handed-out bytes: the event then peaks at its two
+#   copies (data and raw) plus a constant, the least an item holding both can.
 
 from __future__ import annotations
 
 from ._errors import LocalProtocolError
+from ._lines import check_utf8
 
 __all__ = ["RawBytes"]
 
@@ -54,10 +63,26 @@ class RawBytes:
         else:
             with memoryview(buf) as view:
                 out = view[:cut].tobytes()  # one copy (bytes(buf[:cut]) makes two)
-            del buf[:cut]
+                if len(buf) - cut <= cut:
+                    self.buf = bytearray(view[cut:])  # frees the allocation
+            if self.buf is buf:
+                del buf[:cut]
         self.start = self.safe_end = end
         return out
 
     def take(self) -> bytes:
         """The bytes that are safe to forward now (take_raw())."""
         return self.hand_out(self.safe_end)
+
+    def copy(self, start: int, end: int) -> bytes:
+        """The kept bytes from stream offset ``start`` to ``end``, still kept."""
+        with memoryview(self.buf) as view:
+            return view[start - self.start : end - self.start].tobytes()
+
+    def check_utf8(self, start: int, end: int) -> None:
+        """Strict mode: refuse invalid UTF-8 in the kept bytes from ``start`` to ``end``.
+
+        The error is the one decoding them at once gives, at the same stream offset.
+        """
+        with memoryview(self.buf) as view, view[start - self.start : end - self.start] as kept:
+            check_utf8([kept], start, "invalid UTF-8")
