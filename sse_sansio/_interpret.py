@@ -471,12 +471,13 @@ def _kept_line(
     Its bytes are in ``raw_store`` only (count_spill()), none handed out (safe_end <=
     off).  Returns the line for the line loop to walk, the new off, event_start and
     deferred.  Any line but a data one is copied out and walked as it is (a big
-    comment or id peaks at up to 5 times its size, as before).  A data line is deferred: its value stays in
-    ``raw_store``, known by its stream offsets, and is decoded at dispatch from the
-    bytes the event hands out (_deferred_event()), so that the line is never held a
-    third time.  Strict mode checks its UTF-8 now, a window at a time, at the offset
-    the line loop would report.  The loop then walks _STAND_IN in its place: off moves
-    so that the stand-in ends where the line does, and the block starts at the line.
+    comment or id peaks at up to 5 times its size, as before).  A data line is
+    deferred: its value stays in ``raw_store``, known by its stream offsets, and is
+    decoded at dispatch from the bytes the event hands out (_deferred_event()), so
+    that the line is never held a third time.  Strict mode checks its UTF-8 now, a
+    window at a time, at the offset the line loop would report.  The loop then walks
+    _STAND_IN in its place: off moves so that the stand-in ends where the line does,
+    and the block starts at the line.
     """
     end = off + length
     if raw_store.copy(off, off + 5) != b"data:":

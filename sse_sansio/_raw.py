@@ -15,10 +15,10 @@
 # - Bytes waiting for take_raw() never exceed max_event_size when a chunk arrives:
 #   receive() refuses the chunk instead (the caller must take_raw() at NEED_DATA).
 # - Once everything is handed out the bytearray is replaced by an empty one, so an
-#   idle connection does not keep the allocation of the last big event.  When what
-#   stays is no bigger than what goes, it moves to a fresh bytearray, since deleting
-#   from the front keeps the whole allocation (the bytearray just moves its start);
-#   each such copy costs at most the bytes just handed out, so it stays linear.
+#   idle connection does not keep the allocation of the last big event.  Deleting
+#   from the front keeps no big allocation either: CPython's bytearray (3.4 on) moves
+#   its start, but moves what stays to a fresh allocation once that is under half of
+#   the old one, at most the bytes just handed out (linear; tests check it).
 # - A big line's bytes are held here only: the parser drops its own copy as the line
 #   arrives (count_spill() in _lines.py) and reads the line from here at its end.  A
 #   data line's value stays here, as its stream offsets, until the event is handed
@@ -63,10 +63,7 @@ class RawBytes:
         else:
             with memoryview(buf) as view:
                 out = view[:cut].tobytes()  # one copy (bytes(buf[:cut]) makes two)
-                if len(buf) - cut <= cut:
-                    self.buf = bytearray(view[cut:])  # frees the allocation
-            if self.buf is buf:
-                del buf[:cut]
+            del buf[:cut]
         self.start = self.safe_end = end
         return out
 

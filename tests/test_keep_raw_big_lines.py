@@ -82,14 +82,16 @@ def _run(chunks: list[bytes], **options: Any) -> tuple[list[tuple[Any, ...]], An
 
 
 def _chunkings(stream: bytes) -> list[list[bytes]]:
-    """The whole stream, small, odd, window-sized and SPILL+1 chunks, and one that cuts
-    it just before its first line end longer than SPILL (the line end then comes alone)."""
+    """The whole stream, small, odd, window-sized and SPILL+1 chunks, and ones cut just
+    before and just after its first LF or CR past SPILL (a big line's end then comes
+    alone, or a CR that ends a chunk may be half a CRLF)."""
     out = [[stream]]
     for size in (4093, 65536, SPILL + 1):
         out.append([stream[i : i + size] for i in range(0, len(stream), size)])
     for end in (stream.find(b"\n", SPILL), stream.find(b"\r", SPILL)):
         if end > 0:
             out.append([stream[:end], stream[end:]])
+            out.append([stream[: end + 1], stream[end + 1 :]])
     return out
 
 
@@ -195,3 +197,32 @@ def test_keep_raw_agrees_with_the_model(stream: bytes, errors: str) -> None:
     want = interpret(stream, **options)
     for chunks in _chunkings(stream):
         assert run_library(chunks, keep_raw=True, **options) == want
+
+
+def test_handing_out_a_big_event_keeps_no_big_allocation() -> None:
+    # The pure core's raw buffer, with a big event and the start of the next in it:
+    # once the event is handed out (and dropped), the connection holds about what
+    # stays, not the allocation the event grew (see _raw.py's invariants).
+    import tracemalloc
+
+    from sse_sansio._connection import Connection as PureConnection
+
+    size = 4 * 1024 * 1024
+    stream = b"data: " + b"x" * size + b"\n\ndata: " + b"y" * 1000
+    chunks = [stream[i : i + 65536] for i in range(0, len(stream), 65536)]
+    tracemalloc.start()
+    try:
+        conn = PureConnection(keep_raw=True, max_event_size=None)
+        base = tracemalloc.get_traced_memory()[0]
+        events = []
+        for chunk in chunks:
+            conn.receive_data(chunk)
+            while (item := conn.next_event()) is not NEED_DATA:
+                events.append(item)
+        assert len(events) == 1
+        assert len(events[0].raw or b"") == len(stream) - 1006
+        del events, item
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert held < 64 * 1024, held
