@@ -68,7 +68,17 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Final, NoReturn
 
 from ._events import Comment, EndOfStream, Event
-from ._lines import SPILL, WINDOW, check_cut_line, exceeds, fail, spill, split_window, take_bom
+from ._lines import (
+    SPILL,
+    WINDOW,
+    check_cut_line,
+    count_spill,
+    exceeds,
+    fail,
+    split_window,
+    take_bom,
+)
+from ._lines import spill as copy_spill
 from ._need_data import NEED_DATA, NeedData
 from ._uniform import MIN_BLOCKS, uniform_blocks
 
@@ -105,6 +115,9 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
         strict = conn._strict
         decode = bytes.decode if strict else _decode_replace
         raw_store = conn._raw  # keep_raw's bookkeeping, or None
+        # What the line still arriving does past SPILL: its bytes move aside, or in
+        # keep_raw mode, whose buffer holds them already, they are only counted.
+        spill = copy_spill if raw_store is None else count_spill
         # The fewest lines a run needs before uniform_blocks() is tried (never in
         # keep_raw mode, whose items carry their bytes).
         batch_from = 2 * MIN_BLOCKS if FAST_PATH and raw_store is None else _NO_LIMIT
@@ -120,6 +133,9 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
         # is a second, the list of all its lines: most events have one data line.
         data_first: str | None = None
         data_lines: list[str] | None = None
+        # keep_raw mode: the stream offsets of the values of big data lines, each
+        # standing in the data buffer as "\r" (which no value holds); see _kept_line().
+        deferred: list[tuple[int, int]] | None = None
         folded = 0  # how many entries of data_lines are folds of FOLD_LINES lines
         event_type = "message"  # the event type buffer, "" already read as "message"
         id_buffer = last_event_id  # the last event ID buffer
@@ -185,8 +201,18 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
                         continue
                     if partial or spilled_len:
                         if spilled_len:
-                            lines[0] = b"".join([*spilled, partial, lines[0]])
-                            spilled.clear()
+                            if raw_store is None:
+                                lines[0] = b"".join([*spilled, partial, lines[0]])
+                                spilled.clear()
+                            else:
+                                # keep_raw: the line is in raw_store only (count_spill()).
+                                # Its size check comes first, as in the line loop.
+                                length = spilled_len + len(partial) + len(lines[0])
+                                if near_limit and off + length > deadline:
+                                    exceeds(limit, deadline)
+                                lines[0], off, event_start, deferred = _kept_line(
+                                    raw_store, off, length, strict, event_start, deferred
+                                )
                             spilled_len = 0
                         else:
                             partial += lines[0]
@@ -216,7 +242,21 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
                             # the buffer.)
                             if id_buffer is not last_id:
                                 conn._last_event_id = last_id = id_buffer
-                            if data_first is not None:
+                            if deferred is not None:
+                                yield _deferred_event(
+                                    raw_store,  # type: ignore[arg-type]
+                                    deferred,
+                                    strict,
+                                    event_type,
+                                    data_first,
+                                    data_lines,
+                                    id_buffer,
+                                    block_retry,
+                                    event_start,
+                                    off,
+                                )
+                                deferred = data_first = data_lines = None
+                            elif data_first is not None:
                                 # Spec: "If the data buffer's last character is a U+000A LINE
                                 # FEED (LF) character, then remove the last character from the
                                 # data buffer."  Each data line appended its value plus LF;
@@ -413,6 +453,82 @@ def _big_value(raw: bytes, strict: bool, start: int) -> str:
         fail(f"invalid UTF-8 ({exc.reason})", start + skip + exc.start)
 
 
+# What a deferred data line leaves for the line loop to walk: a data line whose value
+# is the stand-in "\r" (no value holds a CR: CR ends lines).
+_STAND_IN: Final = b"data: \r"
+
+
+def _kept_line(
+    raw_store: RawBytes,
+    off: int,
+    length: int,
+    strict: bool,
+    event_start: int,
+    deferred: list[tuple[int, int]] | None,
+) -> tuple[bytes, int, int, list[tuple[int, int]] | None]:
+    """keep_raw mode: the line at stream ``off`` that spilled, ``length`` bytes long.
+
+    Its bytes are in ``raw_store`` only (count_spill()), none handed out (safe_end <=
+    off).  Returns the line for the line loop to walk, the new off, event_start and
+    deferred.  Any line but a data one is copied out and walked as it is (a big
+    comment or id peaks at up to 5 times its size, as before).  A data line is
+    deferred: its value stays in ``raw_store``, known by its stream offsets, and is
+    decoded at dispatch from the bytes the event hands out (_deferred_event()), so
+    that the line is never held a third time.  Strict mode checks its UTF-8 now, a
+    window at a time, at the offset the line loop would report.  The loop then walks
+    _STAND_IN in its place: off moves so that the stand-in ends where the line does,
+    and the block starts at the line.
+    """
+    end = off + length
+    if raw_store.copy(off, off + 5) != b"data:":
+        return raw_store.copy(off, end), off, event_start, deferred
+    # Spec: "If value starts with a U+0020 SPACE character, remove it from value."
+    start = off + (6 if raw_store.copy(off + 5, off + 6) == b" " else 5)
+    if strict:
+        raw_store.check_utf8(start, end)
+    if deferred is None:
+        deferred = []
+    deferred.append((start, end))
+    return _STAND_IN, end - len(_STAND_IN), off if event_start < 0 else event_start, deferred
+
+
+def _deferred_event(
+    raw_store: RawBytes,
+    deferred: list[tuple[int, int]],
+    strict: bool,
+    event_type: str,
+    data_first: str | None,
+    data_lines: list[str] | None,
+    id_buffer: str,
+    retry: int | None,
+    start: int,
+    end: int,
+) -> Event:
+    """keep_raw mode: dispatch a block with deferred data values (see _kept_line()).
+
+    The event's bytes are handed out first, which frees raw_store's copy when nothing
+    follows them; each value is then decoded from those bytes and takes the place of
+    its stand-in in the data buffer.  One big data line peaks at twice its size; a block that
+    has other data lines too is joined once more (up to 3 times).
+    """
+    assert data_first is not None  # a value was deferred: the data buffer has it
+    data = data_first if data_lines is None else "\n".join(data_lines)
+    base = raw_store.start
+    out = raw_store.hand_out(end)
+    errors = "strict" if strict else "replace"  # strict: checked already
+    with memoryview(out) as view:
+        values = [str(view[a - base : b - base], "utf-8", errors) for a, b in deferred]
+    if data == "\r":
+        data = values.pop()  # the usual case: one data line, never joined
+    else:
+        parts = data.split("\r")
+        pieces = [parts[0]]
+        for value, part in zip(values, parts[1:], strict=True):
+            pieces += (value, part)
+        data = "".join(pieces)
+    return tuple.__new__(Event, (event_type, data, id_buffer, retry, start, end, out))
+
+
 def _retry(conn: Connection, value: str, block_retry: int | None) -> int | None:
     """A retry field: set the reconnection time if its value is valid (_retry_value).
 
@@ -457,8 +573,12 @@ def _end(
     """The stream ended: the EndOfStream to return on every call from now on.
 
     ``line`` is the unterminated last line, in pieces; it starts at stream ``offset``.
+    In keep_raw mode, whose buffer holds the line (count_spill() dropped the parser's
+    copy of its first bytes), it is read from there.
     """
     if conn._eos is None:
+        if conn._raw is not None:
+            line = [conn._raw.buf[offset - conn._raw.start :]]
         # Spec: "Once the end of the file is reached, any pending data must be
         # discarded.  (If the file ends in the middle of an event, before the final
         # empty line, the incomplete event is not dispatched.)"  Strict mode still

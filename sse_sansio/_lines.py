@@ -23,12 +23,14 @@
 #   tiny chunks would otherwise cost a bytes header per chunk), and every SPILL bytes of
 #   it move to an exact-size bytes object (spill()), so the bytearray's growth slack
 #   stays a constant: a big line is held once as it arrives and twice when it ends.
+#   In keep_raw mode those bytes are dropped instead (count_spill()): keep_raw's buffer
+#   already holds them.
 
 from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Final, NoReturn
 
 from ._errors import RemoteProtocolError
@@ -41,6 +43,8 @@ __all__ = [
     "SPILL",
     "WINDOW",
     "check_cut_line",
+    "check_utf8",
+    "count_spill",
     "exceeds",
     "fail",
     "spill",
@@ -209,29 +213,53 @@ def spill(
     return spilled_len + len(spilled[-1])
 
 
+def count_spill(
+    partial: bytearray, spilled: list[bytes], spilled_len: int, room: int, limit: int, end: int
+) -> int:
+    """spill() in keep_raw mode: the same limit check, but the bytes are only counted.
+
+    Memory: keep_raw's buffer holds every byte not handed out, this line's too, so a
+    second copy here would hold a big line twice as it arrives; the parser reads the
+    line from that buffer at its end (``spilled`` stays empty).
+    """
+    if spilled_len + len(partial) > room:
+        exceeds(limit, end)
+    length = len(partial)
+    partial.clear()
+    return spilled_len + length
+
+
 def check_cut_line(line: list[bytes | bytearray], offset: int) -> None:
     """Strict mode: refuse invalid UTF-8 in the line the end of the stream cut off.
 
-    ``line`` is that line in pieces, starting at stream ``offset``.  It is checked a
-    window at a time, never copied whole: a huge cut line would otherwise be held
-    twice over.
+    ``line`` is that line in pieces, starting at stream ``offset``.
     """
-    length = sum(map(len, line))
+    check_utf8(line, offset, "invalid UTF-8 at end of stream")
+
+
+def check_utf8(pieces: Sequence[bytes | bytearray | memoryview], offset: int, what: str) -> None:
+    """Strict mode: refuse invalid UTF-8 in ``pieces``, which start at stream ``offset``.
+
+    They are checked a window at a time, never copied whole: a huge line would
+    otherwise be held twice over.  The error (``what`` and the reason) is the one a
+    decode of their whole, at the same offset.
+    """
+    length = sum(map(len, pieces))
     decoder = _utf8_decoder()
-    done = 0  # bytes of the line checked so far
-    for part in line:
+    done = 0  # bytes checked so far
+    for part in pieces:
         with memoryview(part) as view:
-            for start in range(0, len(part), WINDOW):
-                piece = view[start : start + WINDOW]
-                pending = decoder.getstate()[0]  # an unfinished sequence
-                try:
-                    decoder.decode(piece, final=done + len(piece) == length)
-                except UnicodeDecodeError:
+            for start in range(0, len(view), WINDOW):
+                # Each view is released as soon as it is done: one left to the garbage
+                # collector would keep keep_raw's bytearray from growing (BufferError).
+                with view[start : start + WINDOW] as piece:
+                    pending = decoder.getstate()[0]  # an unfinished sequence
                     try:
-                        (pending + piece.tobytes()).decode()
-                    except UnicodeDecodeError as exc:
-                        fail(
-                            f"invalid UTF-8 at end of stream ({exc.reason})",
-                            offset + done - len(pending) + exc.start,
-                        )
-                done += len(piece)
+                        decoder.decode(piece, final=done + len(piece) == length)
+                    except UnicodeDecodeError:
+                        try:
+                            (pending + piece.tobytes()).decode()
+                        except UnicodeDecodeError as exc:
+                            at = offset + done - len(pending) + exc.start
+                            fail(f"{what} ({exc.reason})", at)
+                    done += len(piece)

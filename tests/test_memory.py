@@ -335,7 +335,7 @@ def _keep_raw_peak(stream: list[bytes]) -> int:
     """
     import tracemalloc
 
-    from sse_sansio import NEED_DATA
+    from sse_sansio import NEED_DATA, Event
     from sse_sansio._connection import Connection
 
     tracemalloc.start()
@@ -347,25 +347,34 @@ def _keep_raw_peak(stream: list[bytes]) -> int:
             while (item := conn.next_event()) is not NEED_DATA:
                 items.append(item)
             conn.take_raw()
-        assert len(items) == 1
+        assert sum(isinstance(item, Event) for item in items) == 1
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("blank_line_apart", [False, True])
-def test_keep_raw_holds_a_big_event_at_most_three_times(blank_line_apart: bool) -> None:
+@pytest.mark.parametrize(
+    "variant", ["blank line apart", "blank line in the last chunk", "one chunk", "fields first"]
+)
+def test_keep_raw_holds_a_big_event_at_most_twice(variant: str) -> None:
     # Issue 10, defect 6: one big data line peaked at 4x (5x when its blank line came
     # in the same window): the hand-out copied the raw bytes twice and the joined line
-    # stayed in the window's list.  The item itself is 2x (its data as text, its raw
-    # bytes); the parser adds at most one more copy, the raw bytes it hands out from.
+    # stayed in the window's list.  Then 3x: the parser held the line as it arrived
+    # while keep_raw's buffer held it too, and decoded it while that buffer lived.  The
+    # item itself is 2x (its data as text, its raw bytes), so nothing else may hold a
+    # further copy of the line at any moment.  (The pure core's: the compiled core is
+    # not expected to reach 2x, see _keep_raw_peak.)
     size = 8 * MIB
-    body = b"data: " + b"x" * size + b"\n"
-    stream = [body[i : i + CHUNK] for i in range(0, len(body), CHUNK)]
-    if blank_line_apart:
-        stream.append(b"\n")
+    head = b"event: big\nid: 7\n: note\n" if variant == "fields first" else b""
+    body = head + b"data: " + b"x" * size + b"\n"
+    if variant == "one chunk":
+        stream = [body + b"\n"]
     else:
-        stream[-1] += b"\n"
+        stream = [body[i : i + CHUNK] for i in range(0, len(body), CHUNK)]
+        if variant == "blank line in the last chunk":
+            stream[-1] += b"\n"
+        else:
+            stream.append(b"\n")
     peak = _keep_raw_peak(stream)
-    print(f"\nkeep_raw peak on one {size // MIB} MiB event: {peak / size:.2f}x")
-    assert peak <= 3 * size + 2 * CHUNK + MIB
+    print(f"\nkeep_raw peak on one {size // MIB} MiB event, {variant}: {peak / size:.3f}x")
+    assert peak <= 2 * size + 2 * CHUNK + MIB
