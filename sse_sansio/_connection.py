@@ -175,8 +175,10 @@ class Connection:
             raise ValueError(
                 f"piece_size must be None or an int from 1 to max_event_size, not {piece_size!r}"
             )
-        self._strict = errors == "strict"
-        self._limit = _NO_LIMIT if max_event_size is None else max_event_size
+        # (The parser keeps errors and the limit in its own locals: each attribute less
+        # keeps the instance's dict in a smaller size class, 88 bytes less on 3.10.)
+        strict = errors == "strict"
+        limit = _NO_LIMIT if max_event_size is None else max_event_size
 
         self._chunk: bytes | None = None  # the oldest chunk the parser has not taken
         self._later: deque[bytes] | None = None  # the newer ones (see the header)
@@ -189,7 +191,7 @@ class Connection:
         self._retry: int | None = None  # the spec's reconnection time
 
         # keep_raw mode: the received bytes not yet handed out (None without it).
-        self._raw = RawBytes() if keep_raw else None
+        self._raw = RawBytes(limit) if keep_raw else None
 
         # _plain: no error, no end of stream, no keep_raw: receive_data() may just queue.
         self._plain = not keep_raw
@@ -198,7 +200,7 @@ class Connection:
         # generator gives nothing more, so even a saved conn.next_event goes on raising.
         parser: Iterator[AnyItem | NeedData]
         if on_oversize == "error" and piece_size is None and not diagnostics:
-            parser = parse(self, last_event_id)
+            parser = parse(self, last_event_id, strict, limit)
         else:
             # Imported only here: most processes never make such a connection, and the
             # line-by-line path with its diagnostics is about a tenth of the package's
@@ -208,6 +210,8 @@ class Connection:
             parser = parse_line_by_line(
                 self,
                 last_event_id,
+                strict,
+                limit,
                 skip=on_oversize == "skip",
                 piece_size=piece_size,
                 diagnostics=bool(diagnostics),
@@ -274,7 +278,7 @@ class Connection:
         if self._eof:
             raise LocalProtocolError("receive_data() called with data after end of stream")
         if self._raw is not None:
-            self._raw.receive(data, self._limit)
+            self._raw.receive(data)
         if self._chunk is None:
             self._chunk = data
         elif self._later is None:

@@ -103,7 +103,7 @@ _NO_LIMIT: Final = sys.maxsize
 Item = Event | Comment | EndOfStream | NeedData
 
 
-def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
+def parse(conn: Connection, last_event_id: str, strict: bool, limit: int) -> Iterator[Item]:
     """The parser: a generator that next_event() resumes once per item.
 
     The one long function of the package, and the one over the package's bar of about
@@ -111,8 +111,6 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
     everything it does for each line, each window and each chunk is inline, for speed.
     """
     try:
-        limit = conn._limit
-        strict = conn._strict
         decode = bytes.decode if strict else _decode_replace
         raw_store = conn._raw  # keep_raw's bookkeeping, or None
         # What the line still arriving does past SPILL: its bytes move aside, or in
@@ -161,7 +159,7 @@ def parse(conn: Connection, last_event_id: str) -> Iterator[Item]:
                 if not conn._eof:
                     yield NEED_DATA
                     continue
-                yield _end(conn, [*spilled, partial], off, data_first is not None)
+                yield _end(conn, [*spilled, partial], off, data_first is not None, strict)
                 continue
             conn._chunk = None if conn._later is None else conn._take_later()
             if 10 not in chunk and 13 not in chunk:
@@ -568,7 +566,11 @@ def _fold(data_lines: list[str], folded: int) -> int:
 
 
 def _end(
-    conn: Connection, line: list[bytes | bytearray], offset: int, partial_event: bool
+    conn: Connection,
+    line: list[bytes | bytearray],
+    offset: int,
+    partial_event: bool,
+    strict: bool,
 ) -> EndOfStream:
     """The stream ended: the EndOfStream to return on every call from now on.
 
@@ -584,7 +586,7 @@ def _end(
         # empty line, the incomplete event is not dispatched.)"  Strict mode still
         # refuses invalid UTF-8 in what it discards.
         length = sum(map(len, line))
-        if conn._strict and length:
+        if strict and length:
             check_cut_line(line, offset)
         raw_bytes = None if conn._raw is None else conn._raw.take()
         conn._eos = tuple.__new__(EndOfStream, (length, partial_event, raw_bytes))

@@ -82,15 +82,24 @@ _new = tuple.__new__
 
 
 def parse(
-    conn: Connection, last_event_id: str, *, skip: bool, piece_size: int | None, diagnostics: bool
+    conn: Connection,
+    last_event_id: str,
+    strict: bool,
+    limit: int,
+    *,
+    skip: bool,
+    piece_size: int | None,
+    diagnostics: bool,
 ) -> Iterator[Item]:
     """The line-by-line parser: a generator that next_event() resumes once per item.
 
-    ``skip``, ``piece_size`` and ``diagnostics`` are Connection's options (checked there):
-    on_oversize="skip", piece_size and diagnostics.
+    ``strict`` (errors="strict"), ``limit`` (max_event_size, sys.maxsize for none),
+    ``skip``, ``piece_size`` and ``diagnostics`` are Connection's options (checked
+    there): on_oversize="skip", piece_size and diagnostics.
     """
     try:
-        yield from _Parser(conn, last_event_id, skip, piece_size, diagnostics).run()
+        parser = _Parser(conn, last_event_id, strict, limit, skip, piece_size, diagnostics)
+        yield from parser.run()
     except BaseException as exc:
         # As on the default path: whatever ended the generator, its state may be
         # half-updated, so the connection is failed for good.
@@ -105,13 +114,15 @@ class _Parser:
         self,
         conn: Connection,
         last_event_id: str,
+        strict: bool,
+        limit: int,
         skip: bool,
         piece_size: int | None,
         diagnostics: bool,
     ) -> None:
         self.conn = conn
-        self.limit = conn._limit
-        self.strict = conn._strict
+        self.limit = limit
+        self.strict = strict
         self.raw: RawBytes | None = conn._raw
         self.skip_mode = skip
         self.piece_size = piece_size

@@ -38,15 +38,17 @@ __all__ = ["RawBytes"]
 class RawBytes:
     """The received bytes a keep_raw connection has not handed out yet."""
 
-    __slots__ = ("buf", "safe_end", "start")
+    __slots__ = ("buf", "limit", "safe_end", "start")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
         self.buf = bytearray()
+        self.limit = limit  # max_event_size
         self.start = 0  # the stream offset of buf[0]
         self.safe_end = 0  # bytes before this offset belong to no item still to come
 
-    def receive(self, data: bytes, limit: int) -> None:
+    def receive(self, data: bytes) -> None:
         """Keep a chunk; refuse it while more than ``limit`` bytes wait for take()."""
+        limit = self.limit
         if self.safe_end - self.start > limit:
             # The caller keeps feeding without taking what is safe to forward.
             raise LocalProtocolError(
