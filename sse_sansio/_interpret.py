@@ -44,12 +44,13 @@
 # Measured, not guessed: each speed trick says why it is there, and the commit that made
 # it gives what it saved in instructions counted by callgrind.
 #
-# Why parse() is long (about 270 lines, nested 7 deep: the try that fails the
+# Why parse() is long (about 300 lines, nested 7 deep: the try that fails the
 # connection, the chunk, window, run and line loops, and two levels of tests in the line
-# loop).  Each shorter shape tried costs about 2% of the 3% the core may lose, and any
-# two of them pass it, counted by benchmarks/callgrind.py on llm at 64-byte chunks
-# (36,230 instructions per event before): there a window is a chunk holding about a
-# quarter of an event, so per-window and per-chunk work is per-event work:
+# loop; comments and the spec's words are a quarter of its lines).  Each shorter shape
+# tried costs about 2% of the 3% the core may lose, and any two of them pass it, counted
+# by benchmarks/callgrind.py on llm at 64-byte chunks (36,230 instructions per event
+# before): there a window is a chunk holding about a quarter of an event, so per-window
+# and per-chunk work is per-event work:
 # - the try/except in a thin wrapper generator that delegates with ``yield from``:
 #   +695 instructions per event (+1.9%: the delegation is C-level, but it is paid at
 #   every NEED_DATA too) and a second generator frame, +184 bytes per idle connection;
@@ -58,7 +59,8 @@
 # - the chunk, window and run loops in a cut_lines() generator with its state in a
 #   __slots__ object (an earlier attempt): about +10%.
 # What moved out of line at no measurable cost: the LF of a CRLF split across windows
-# (_past_lf), the retry field (_retry), big lines, decoding errors, the end of stream.
+# (_past_lf), the retry field (_retry), big lines (and keep_raw's, _kept_line and
+# _deferred_event), decoding errors, the end of stream.
 
 from __future__ import annotations
 
