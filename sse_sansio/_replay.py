@@ -15,8 +15,8 @@
 #
 # Invariants (property-tested in tests/test_replay.py):
 # - ``continue``: the ID was issued by this stream and every event after it is still
-#   kept; ``events`` are exactly those, in order.  ``<token>-0`` (and the priming event's
-#   ID, which names the newest event at the time) are issued IDs too.
+#   kept; ``events`` are exactly those, in order.  The priming event's ID (``<token>-0``
+#   for the start, or the newest event's number at the time) is an issued ID too.
 # - ``gap``: the ID was issued by this stream but some event after it was dropped;
 #   ``events`` are the ones still kept.
 # - ``unknown``: anything else: an empty or malformed header, a number never issued, or
@@ -93,11 +93,12 @@ def _judge(asked: tuple[str, int] | None, snapshot: StoreSnapshot) -> Resume:
     return Resume("continue", events)
 
 
-def _priming(snapshot: StoreSnapshot, retry: int | None) -> Event:
+def _priming(snapshot: StoreSnapshot, retry: int | None, from_start: bool) -> Event:
     # MCP's Streamable HTTP transport (2025-11-25): the server "SHOULD immediately send
     # an SSE event consisting of an event ID and an empty data field in order to prime
     # the client to reconnect (using that event ID as Last-Event-ID)".
-    return Event(data="", id=event_id(snapshot.token, snapshot.last), retry=retry)
+    number = 0 if from_start else snapshot.last
+    return Event(data="", id=event_id(snapshot.token, number), retry=retry)
 
 
 def _store(store: ReplayStore | None, max_events: int | None, max_bytes: int | None) -> ReplayStore:
@@ -148,18 +149,15 @@ class ReplayWindow:
         asked = _parse(last_event_id)
         return _judge(asked, self._store.read(None if asked is None else asked[1]))
 
-    def priming(self, retry: int | None = None) -> Event:
-        """The priming event: empty data, the ID of the newest event, ``retry`` (ms).
+    def priming(self, retry: int | None = None, *, from_start: bool = False) -> Event:
+        """The priming event: empty data, an ID to reconnect with, and ``retry`` (ms).
 
-        A client that reconnects with its ID gets every event appended after it.
+        Its ID names the newest event, so that a client that reconnects with it gets
+        every event appended after it; with ``from_start=True`` it names the start of
+        the stream (``resume()`` of it replays every event, or says "gap" once the
+        first was dropped), for a client that must see the stream from its beginning.
         """
-        return _priming(self._store.read(None), retry)
-
-    @property
-    def start_id(self) -> str:
-        """The ID before the first event: ``resume(window.start_id)`` replays them all
-        (or says "gap" once the first was dropped), for a client new to the stream."""
-        return event_id(self._store.read(None).token, 0)
+        return _priming(self._store.read(None), retry, from_start)
 
 
 class AsyncReplayWindow:
@@ -191,10 +189,6 @@ class AsyncReplayWindow:
             resume = _judge(asked, await self._store.read(after, wait=wait))
         return resume
 
-    async def priming(self, retry: int | None = None) -> Event:
+    async def priming(self, retry: int | None = None, *, from_start: bool = False) -> Event:
         """As :meth:`ReplayWindow.priming`."""
-        return _priming(await self._store.read(None), retry)
-
-    async def start_id(self) -> str:
-        """As :attr:`ReplayWindow.start_id` (a coroutine here: it reads the token)."""
-        return event_id((await self._store.read(None)).token, 0)
+        return _priming(await self._store.read(None), retry, from_start)
