@@ -55,6 +55,7 @@ WAIT = 1.0  # seconds a server waits on Redis (XREAD BLOCK) before it looks agai
 SESSION = re.compile(r"/answers/([A-Za-z0-9_-]{1,64})")
 HEAD_LIMIT = 16 * 1024  # bytes of request head a server reads at most
 TIMEOUT = 10.0  # seconds of silence after which the client gives up on an attempt
+TEXT = "Resumable streams keep every word exactly once."  # what --produce writes
 
 
 def answer_events(text: str) -> list[Event]:
@@ -210,10 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ports", type=int, nargs="+", default=[8001, 8002])
     args = parser.parse_args(argv)
     if args.produce:
-        window = producer(redis.Redis(host="127.0.0.1", port=args.redis_port), args.produce)
-        for event in answer_events("Resumable streams keep every word exactly once."):
-            print(window.append(event).id, flush=True)
-            time.sleep(args.interval)
+        with redis.Redis(host="127.0.0.1", port=args.redis_port) as client:
+            window = producer(client, args.produce)
+            for event in answer_events(TEXT):
+                print(window.append(event).id, flush=True)
+                time.sleep(args.interval)
         return 0
     if args.client:
         events, end = read_answer(args.ports, args.client, ReconnectPlanner(initial_delay=0.1))

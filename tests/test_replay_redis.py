@@ -38,7 +38,7 @@ from .replay_model import Played, expected, number_of, operations, play
 _keys = itertools.count()
 # fakeredis's TCP server (the fallback, see tests/redis_server.py) answers a round trip
 # some hundred times slower than redis-server: fewer examples there.
-EXAMPLES = 50 if shutil.which("redis-server") else 10
+REDIS_EXAMPLES = 50 if shutil.which("redis-server") else 10
 
 
 def new_key() -> str:
@@ -87,7 +87,7 @@ def normalized(played: Played) -> list[tuple[str, list[tuple[str, str, int | Non
     ]
 
 
-@settings(max_examples=EXAMPLES)
+@settings(max_examples=REDIS_EXAMPLES)
 @given(operations, st.integers(1, 4))
 def test_redis_and_memory_agree_with_the_model(
     client: redis.Redis, ops: list[tuple[str, Any]], max_events: int

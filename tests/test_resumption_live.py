@@ -152,3 +152,17 @@ def test_a_fresh_client_gets_the_priming_event_then_the_whole_answer(
     sent = [window.append(event) for event in example.answer_events("short answer")]
     received, end = example.read_answer([second.port], "fresh", planner())
     assert (received, end) == (sent, "done")
+
+
+def test_the_command_line_produces_and_reads_an_answer(
+    redis_server: RedisServer,
+    servers: tuple[ServerProcess, ServerProcess],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, second = servers
+    redis_port = str(redis_server.port)
+    assert example.main(["--redis-port", redis_port, "--produce", "cli", "--interval", "0"]) == 0
+    ids = capsys.readouterr().out.split()
+    assert len(ids) == len(example.answer_events(example.TEXT))
+    assert example.main(["--client", "cli", "--ports", str(second.port)]) == 0
+    assert capsys.readouterr().out == f"{example.TEXT} done\n"
