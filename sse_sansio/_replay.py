@@ -70,6 +70,15 @@ def _with_id(event: Event, token: str, number: int) -> Event:
     return Event(type=event.type, data=event.data, id=event_id(token, number), retry=event.retry)
 
 
+def _appended(event: Event, appended: tuple[str, int]) -> Event:
+    """The event with the ID of what a store's append() returned, once checked: an
+    ID that _parse() could not read back would make every resume "unknown"."""
+    token, number = appended
+    if _parse(event_id(token, number)) != (token, number) or number < 1:
+        raise LocalProtocolError(f"the store returned a bad token or number: {appended!r}")
+    return _with_id(event, token, number)
+
+
 def _parse(last_event_id: str) -> tuple[str, int] | None:
     """The token and number of an ID this module wrote, or None."""
     if not isinstance(last_event_id, str) or len(last_event_id) > _MAX_ID:
@@ -141,8 +150,7 @@ class ReplayWindow:
         """
         if type(event) is not Event:
             raise LocalProtocolError(f"append() takes an Event, not {type(event).__name__}")
-        token, number = self._store.append(event)
-        return _with_id(event, token, number)
+        return _appended(event, self._store.append(event))
 
     def resume(self, last_event_id: str) -> Resume:
         """What to send a client that reconnected with this ``Last-Event-ID``."""
@@ -176,8 +184,7 @@ class AsyncReplayWindow:
         """As :meth:`ReplayWindow.append`."""
         if type(event) is not Event:
             raise LocalProtocolError(f"append() takes an Event, not {type(event).__name__}")
-        token, number = await self._store.append(event)
-        return _with_id(event, token, number)
+        return _appended(event, await self._store.append(event))
 
     async def resume(self, last_event_id: str, *, wait: float | None = None) -> Resume:
         """As :meth:`ReplayWindow.resume`; with ``wait`` (seconds), a valid ID with no

@@ -141,3 +141,27 @@ def test_import_sse_sansio_does_not_import_redis() -> None:
 
     code = "import sys, sse_sansio, sse_sansio.stores; assert 'redis' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, env=subprocess_env())
+
+
+class _BadStore(MemoryStore):
+    """A store whose append() breaks the contract in the way given."""
+
+    def __init__(self, appended: tuple[Any, Any]) -> None:
+        super().__init__()
+        self.appended = appended
+
+    def append(self, event: Event) -> tuple[str, int]:
+        super().append(event)
+        return self.appended
+
+
+@pytest.mark.parametrize(
+    "appended", [("", 1), ("a-b", 1), ("é", 1), ("a" * 65, 1), ("t", 0), ("t", "1"), ("t", 2**63)]
+)
+def test_a_store_that_returns_an_id_the_window_cannot_read_back_is_refused(
+    appended: tuple[Any, Any],
+) -> None:
+    window = ReplayWindow(store=_BadStore(appended))
+    with pytest.raises(LocalProtocolError, match="the store returned a bad token or number"):
+        window.append(Event(data="x"))
+    assert ReplayWindow(store=_BadStore(("t_1", 1))).append(Event()).id == "t_1-1"
