@@ -85,7 +85,8 @@ class MemoryStore:
 
     Keeps at most ``max_events`` events and ``max_bytes`` bytes (as :func:`serialize`
     writes them); the oldest go first.  An event larger than ``max_bytes`` alone is
-    numbered and dropped at once: a client that missed it gets "gap".
+    numbered and dropped at once: a client that missed it gets "gap".  Like the rest of
+    sse_sansio it takes no lock: in a threaded server, call it under one.
     """
 
     def __init__(self, *, max_events: int | None = None, max_bytes: int | None = None) -> None:
