@@ -112,8 +112,8 @@ def _fake() -> Iterator[RedisServer]:
 
 
 def redis_servers() -> Iterator[RedisServer]:
-    """The body of the ``redis_server`` fixtures: the real server or, where allowed,
-    the fallback."""
+    """The body of a module-scoped ``redis_server`` fixture (each Redis test module
+    defines its own): the real server or, where allowed, the fallback."""
     binary = shutil.which("redis-server")
     if binary is not None:
         yield from _real(binary)
@@ -124,9 +124,3 @@ def redis_servers() -> Iterator[RedisServer]:
         )
     else:
         yield from _fake()
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    """One Redis server for the test module (see the module docstring)."""
-    yield from redis_servers()
