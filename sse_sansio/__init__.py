@@ -22,6 +22,8 @@ from ._events import (
 from ._feeding import TruncatedStreamError, aiter_events, iter_events
 from ._implementation import IMPLEMENTATION, Connection
 from ._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
+from ._replay import AsyncReplayWindow, ReplayWindow, Resume
+from ._replay_store import AsyncReplayStore, MemoryStore, ReplayStore, StoreSnapshot
 from ._response import ResponseCheck, ResponseError, check_response, describe_body
 from ._serializer import serialize
 
@@ -33,6 +35,8 @@ __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
     "IMPLEMENTATION",
     "NEED_DATA",
+    "AsyncReplayStore",
+    "AsyncReplayWindow",
     "AttemptEnd",
     "Comment",
     "Connection",
@@ -41,6 +45,7 @@ __all__ = [
     "EndOfStream",
     "Event",
     "LocalProtocolError",
+    "MemoryStore",
     "NeedData",
     "PiecedEvent",
     "ProtocolError",
@@ -48,11 +53,15 @@ __all__ = [
     "Reconnect",
     "ReconnectPlanner",
     "RemoteProtocolError",
+    "ReplayStore",
+    "ReplayWindow",
     "ResponseCheck",
     "ResponseError",
+    "Resume",
     "SkippedEvent",
     "Stop",
     "StopCause",
+    "StoreSnapshot",
     "TruncatedStreamError",
     "__version__",
     "aiter_events",

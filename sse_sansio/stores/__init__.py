@@ -1,0 +1,14 @@
+"""sse_sansio.stores: replay-window stores outside the process.
+
+:class:`RedisStreamStore` (redis-py's ``redis.Redis``) and :class:`AsyncRedisStreamStore`
+(``redis.asyncio.Redis``) keep a stream's events in a Redis stream, so that every server
+process resumes every client.  Install the client with ``pip install "sse_sansio[redis]"``;
+this package imports nothing of redis-py itself (you pass the client), and
+``import sse_sansio`` never imports this package.
+"""
+
+from __future__ import annotations
+
+from ._redis import AsyncRedisStreamStore, RedisStreamStore
+
+__all__ = ["AsyncRedisStreamStore", "RedisStreamStore"]

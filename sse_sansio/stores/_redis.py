@@ -1,0 +1,192 @@
+# Replay-window stores in a Redis stream, shared by every server process.
+#
+# Layout, under the key the caller chooses per session or resource (``key``):
+# - ``key``: a Redis stream, one entry per event, fields ``type``, ``data``, ``retry``
+#   ("" for none).  Entries are added with ``XADD key MAXLEN max_events 0-* ...``: the
+#   explicit ``0-*`` makes Redis (7.0 or later) number the entries 0-1, 0-2, 0-3... by
+#   itself, atomically, whichever process appends, so the numbers have no holes and the
+#   window's event numbers are the entries' sequence parts.
+# - ``key:token``: the stream's random token, written once by the first append or read
+#   (``SET key:token <fresh> NX GET``, in the same MULTI as the other commands).
+#
+# The verdicts read what Redis really holds, in one MULTI: the token, the oldest
+# and newest entries (XRANGE - + COUNT 1, XREVRANGE + - COUNT 1) and the entries after
+# the number asked for (XRANGE (0-n +).  A gap is "the oldest kept entry is past n + 1",
+# so it is exact whatever trimmed the stream: exact MAXLEN (the default) keeps exactly
+# max_events entries; ``approximate=True`` (``MAXLEN ~``, cheaper on long streams) may
+# keep some more, and the verdicts stay right because they look at the entries kept.
+# MAXLEN never drops the newest entry, so the newest number is always readable.
+#
+# Delete or expire the two keys together (``keys``, ``delete()``): a stream made again
+# under an old token would issue its old IDs a second time.  Never XDEL an entry: the
+# numbers kept must have no hole.
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sse_sansio._events import Event
+from sse_sansio._replay_store import StoreSnapshot, new_token
+
+if TYPE_CHECKING:
+    import redis
+    import redis.asyncio
+
+__all__ = ["AsyncRedisStreamStore", "RedisStreamStore"]
+
+Text = bytes | str
+Entry = tuple[Text, Mapping[Text, Text]]
+
+
+def _text(value: Text) -> str:
+    """A reply as str, whether the client decodes responses or not."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _number(entry_id: Text) -> int:
+    """The event number of a stream entry ``0-<number>``."""
+    return int(_text(entry_id).partition("-")[2])
+
+
+def _fields(event: Event) -> dict[str, str]:
+    retry = "" if event.retry is None else str(event.retry)
+    return {"type": event.type, "data": event.data, "retry": retry}
+
+
+def _event(fields: Mapping[Text, Text]) -> Event:
+    values = {_text(name): _text(value) for name, value in fields.items()}
+    retry = int(values["retry"]) if values["retry"] else None
+    return Event(type=values["type"], data=values["data"], retry=retry)
+
+
+def _check(key: object, max_events: object) -> str:
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"key must be a non-empty str, not {key!r}")
+    if type(max_events) is not int or max_events < 1:
+        raise ValueError(f"max_events must be a positive int, not {max_events!r}")
+    return key
+
+
+class _Layout:
+    """The keys, the commands and the reading of their replies, for both clients."""
+
+    def __init__(self, key: str, max_events: int, approximate: bool) -> None:
+        self.key = _check(key, max_events)
+        self.token_key = f"{key}:token"
+        self.max_events = max_events
+        self.approximate = bool(approximate)
+
+    def queue_append(self, pipe: Any, event: Event, token: str) -> None:
+        pipe.set(self.token_key, token, nx=True, get=True)
+        pipe.xadd(
+            self.key,
+            _fields(event),
+            id="0-*",
+            maxlen=self.max_events,
+            approximate=self.approximate,
+        )
+
+    def appended(self, replies: Sequence[Any], token: str) -> tuple[str, int]:
+        old, entry_id = replies
+        return (token if old is None else _text(old)), _number(entry_id)
+
+    def queue_read(self, pipe: Any, after: int | None, token: str) -> None:
+        # The token is made by whichever comes first, an append or a read: the priming
+        # event of a stream with no event yet needs it too.
+        pipe.set(self.token_key, token, nx=True, get=True)
+        pipe.xrange(self.key, count=1)
+        pipe.xrevrange(self.key, count=1)
+        if after is not None:
+            pipe.xrange(self.key, min=f"(0-{after}", max="+")
+
+    def snapshot(self, replies: Sequence[Any], token: str) -> StoreSnapshot:
+        old, oldest, newest, *after = replies
+        last = _number(newest[0][0]) if newest else 0
+        first = _number(oldest[0][0]) if oldest else last + 1
+        entries: list[Entry] = after[0] if after else []
+        events = tuple((_number(entry_id), _event(fields)) for entry_id, fields in entries)
+        return StoreSnapshot(token if old is None else _text(old), first, last, events)
+
+
+class RedisStreamStore:
+    """A :class:`~sse_sansio.ReplayStore` in the Redis stream ``key``, for
+    ``ReplayWindow(store=...)`` with a ``redis.Redis`` client.
+
+    ``key`` names one stream: choose it per session or resource (a client's
+    ``Last-Event-ID`` is only ever matched against it).  The stream keeps the newest
+    ``max_events`` events (``XADD ... MAXLEN``, exact unless ``approximate=True``).
+    Needs Redis 7.0 or later.  The token lives in ``key + ":token"``.
+    """
+
+    def __init__(
+        self, client: redis.Redis, key: str, *, max_events: int, approximate: bool = False
+    ) -> None:
+        self._client = client
+        self._layout = _Layout(key, max_events, approximate)
+
+    @property
+    def keys(self) -> tuple[str, str]:
+        """The stream's key and its token's key: expire or delete them together."""
+        return self._layout.key, self._layout.token_key
+
+    def append(self, event: Event) -> tuple[str, int]:
+        token = new_token()
+        pipe = self._client.pipeline(transaction=True)
+        self._layout.queue_append(pipe, event, token)
+        return self._layout.appended(pipe.execute(), token)
+
+    def read(self, after: int | None) -> StoreSnapshot:
+        token = new_token()
+        pipe = self._client.pipeline(transaction=True)
+        self._layout.queue_read(pipe, after, token)
+        return self._layout.snapshot(pipe.execute(), token)
+
+    def delete(self) -> None:
+        """Delete the stream and its token: its IDs become unknown."""
+        self._client.delete(*self.keys)
+
+
+class AsyncRedisStreamStore:
+    """:class:`RedisStreamStore` for a ``redis.asyncio.Redis`` client, an
+    :class:`~sse_sansio.AsyncReplayStore` for :class:`~sse_sansio.AsyncReplayWindow`.
+
+    ``read(after, wait=seconds)`` waits for a new entry with ``XREAD BLOCK``.
+    """
+
+    def __init__(
+        self,
+        client: redis.asyncio.Redis,
+        key: str,
+        *,
+        max_events: int,
+        approximate: bool = False,
+    ) -> None:
+        self._client = client
+        self._layout = _Layout(key, max_events, approximate)
+
+    @property
+    def keys(self) -> tuple[str, str]:
+        """As :attr:`RedisStreamStore.keys`."""
+        return self._layout.key, self._layout.token_key
+
+    async def append(self, event: Event) -> tuple[str, int]:
+        token = new_token()
+        pipe = self._client.pipeline(transaction=True)
+        self._layout.queue_append(pipe, event, token)
+        return self._layout.appended(await pipe.execute(), token)
+
+    async def read(self, after: int | None, *, wait: float | None = None) -> StoreSnapshot:
+        if wait is not None and after is not None:
+            # Returns as soon as an entry after 0-<after> exists (at once if one does);
+            # BLOCK 0 would wait forever, so at least 1 ms.
+            block = max(1, round(wait * 1000))
+            await self._client.xread({self._layout.key: f"0-{after}"}, count=1, block=block)
+        token = new_token()
+        pipe = self._client.pipeline(transaction=True)
+        self._layout.queue_read(pipe, after, token)
+        return self._layout.snapshot(await pipe.execute(), token)
+
+    async def delete(self) -> None:
+        """As :meth:`RedisStreamStore.delete`."""
+        await self._client.delete(*self.keys)
