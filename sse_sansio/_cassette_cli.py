@@ -1,0 +1,160 @@
+"""The command line's cassette side: replay a cassette file, record the input.
+
+``main()`` in _cli.py hands every opened input here, and this module decides what the
+read-feed-print loop (``_cli.run``) reads:
+
+- A seekable input whose first line is a cassette header replays the cassette: each
+  read returns the next recorded chunk (split further only if it is larger than
+  ``--chunk-size``), ``--timing`` shows the recorded times, and ``--pace`` waits for
+  each chunk's time.  A recorded ``"cut"`` end exits 3 even where the bytes end on an
+  event boundary; a recorded error exits 74, as a failed read does; a malformed
+  cassette line exits 74 with the line number.
+- ``--record FILE`` wraps the input (a live stream, a file, a replay) and saves what
+  was read as a cassette when the loop ends, however it ends: ``"clean"`` at the end of
+  the input, ``"error"`` when a read failed, ``"cut"`` when reading stopped early (a
+  protocol error, Ctrl-C).
+
+Invariant: the loop reads through ``read1``/``read`` exactly as it reads a plain file,
+so every other option behaves the same on a cassette.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+from ._cassette import CassetteError, Ending, RecordedError, is_header, read_records
+from ._cli import EXIT_CLEAN, EXIT_IO_ERROR, EXIT_TRUNCATED, EXIT_USAGE, _error, run
+from ._recording import _Tape
+
+__all__ = ["run_input"]
+
+
+class _Replay:
+    """A binary reader over a cassette file's chunks, one record at a time."""
+
+    def __init__(
+        self,
+        file: IO[bytes],
+        *,
+        pace: bool,
+        sleep: Callable[[float], object],
+        clock: Callable[[], float],
+    ) -> None:
+        self._records = read_records(file)
+        next(self._records)  # the header, already recognized
+        self._pending = b""
+        self._pace = pace
+        self._sleep = sleep
+        self._clock = clock
+        self._started = clock()
+        self.time = 0.0
+        self.ending: Ending | None = None
+
+    def recorded_time(self) -> float:
+        """The recorded time of the chunk being read: the replay's clock."""
+        return self.time
+
+    def read(self, size: int) -> bytes:
+        if not self._pending:
+            if self.ending is not None:
+                return b""  # read again after the end, as a file at its end
+            record = next(self._records)
+            assert not isinstance(record, dict)  # read_records() allows one header
+            self._wait(record.time if isinstance(record, Ending) else record[0])
+            if isinstance(record, Ending):
+                self.ending = record
+                if record.error is not None:
+                    raise RecordedError(record.error)
+                return b""
+            self.time, self._pending = record
+        piece, self._pending = self._pending[:size], self._pending[size:]
+        return piece
+
+    read1 = read
+
+    def _wait(self, t: float) -> None:
+        if self._pace:
+            delay = self._started + t - self._clock()
+            if delay > 0:
+                self._sleep(delay)
+
+
+class _Recording:
+    """A binary reader that keeps what it reads from ``source``."""
+
+    def __init__(self, source: Any, clock: Callable[[], float]) -> None:
+        self._read = getattr(source, "read1", source.read)
+        self.tape = _Tape(clock, None)
+
+    def read(self, size: int) -> bytes:
+        try:
+            chunk: bytes = self._read(size)
+        except Exception as exc:
+            self.tape.finish(exc)
+            raise
+        if chunk:
+            self.tape.keep(chunk)
+        else:
+            self.tape.finish()
+        return chunk
+
+    read1 = read
+
+
+def _is_cassette(source: IO[bytes]) -> bool:
+    """Whether ``source`` is a seekable file that starts with a cassette header."""
+    try:
+        if not source.seekable():
+            return False
+        first = source.readline(1 << 16)
+        source.seek(0)
+    except (AttributeError, OSError, ValueError):  # not a file, or a closed one
+        return False
+    return is_header(first)
+
+
+def run_input(
+    source: IO[bytes],
+    out: IO[str],
+    *,
+    name: str,
+    record: str | None = None,
+    pace: bool = False,
+    sleep: Callable[[float], object] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    **options: Any,
+) -> int:
+    """Run the command line's loop over ``source`` (named ``name`` in messages),
+    replaying it if it is a cassette and recording it to ``record``; return the exit
+    status."""
+    replay: _Replay | None = None
+    reader: Any = source
+    if _is_cassette(source):
+        reader = replay = _Replay(source, pace=pace, sleep=sleep, clock=clock)
+        options["clock"] = replay.recorded_time
+    elif pace:
+        _error(f"--pace replays a cassette, and {name} is not one")
+        return EXIT_USAGE
+    recording = None
+    if record is not None:
+        reader = recording = _Recording(reader, options.get("clock", clock))
+    try:
+        status = run(reader, out, **options)
+    except RecordedError as exc:
+        out.flush()
+        _error(f"{name}: the recorded stream ended with an error: {exc}")
+        return EXIT_IO_ERROR
+    except CassetteError as exc:
+        out.flush()
+        _error(f"{name}: not a valid cassette: {exc}")
+        return EXIT_IO_ERROR
+    finally:
+        if recording is not None and record is not None:
+            recording.tape.cassette().save(record)
+    cut = replay is not None and replay.ending is not None and replay.ending.end == "cut"
+    if cut and status == EXIT_CLEAN:
+        _error(f"{name}: the recorded connection was cut")
+        return EXIT_TRUNCATED
+    return status
