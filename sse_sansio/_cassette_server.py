@@ -75,7 +75,7 @@ class CassetteServer:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def play(self, handler: http.server.BaseHTTPRequestHandler) -> None:
+    def _play(self, handler: http.server.BaseHTTPRequestHandler) -> None:
         """Send the cassette as the response to one request."""
         self.requests.append(dict(handler.headers.items()))
         cassette = self.cassette
@@ -113,7 +113,7 @@ def _handler(server: CassetteServer) -> type[http.server.BaseHTTPRequestHandler]
         def do_GET(self) -> None:
             self.close_connection = True
             with contextlib.suppress(OSError):  # the client went away: nothing to serve
-                server.play(self)
+                server._play(self)
 
         do_POST = do_GET
 
