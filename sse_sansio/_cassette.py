@@ -54,7 +54,11 @@ __all__ = [
     "End",
     "Ending",
     "RecordedError",
+    "chunk_record",
+    "end_record",
+    "header_record",
     "is_header",
+    "line",
     "read_records",
     "replay",
 ]
@@ -295,20 +299,14 @@ class Cassette:
         """Write the cassette to ``path`` in the JSON Lines format (UTF-8, LF)."""
         with open(path, "w", encoding="utf-8", newline="\n") as file:
             for record in self.records():
-                file.write(json.dumps(record, ensure_ascii=False) + "\n")
+                file.write(line(record))
 
     def records(self) -> Iterator[dict[str, Any]]:
         """The file's records, in order, as JSON objects."""
-        yield {"format": FORMAT, "version": VERSION, "metadata": self.metadata}
+        yield header_record(self.metadata)
         for t, chunk in self.chunks:
-            try:
-                yield {"t": t, "text": chunk.decode("utf-8")}
-            except UnicodeDecodeError:
-                yield {"t": t, "base64": base64.b64encode(chunk).decode("ascii")}
-        end: dict[str, Any] = {"end": self.end, "t": self.end_time}
-        if self.error is not None:
-            end["message"] = self.error
-        yield end
+            yield chunk_record(t, chunk)
+        yield end_record(self.end, self.error, self.end_time)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Cassette:
@@ -330,6 +328,30 @@ class Cassette:
                 else:
                     chunks.append(record)
         return cls(chunks, ending.end, ending.error, ending.time, metadata)
+
+
+def header_record(metadata: dict[str, Any]) -> dict[str, Any]:
+    return {"format": FORMAT, "version": VERSION, "metadata": metadata}
+
+
+def chunk_record(t: float, chunk: bytes) -> dict[str, Any]:
+    """A chunk's record: its text when it is UTF-8 on its own, else base64."""
+    try:
+        return {"t": t, "text": chunk.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"t": t, "base64": base64.b64encode(chunk).decode("ascii")}
+
+
+def end_record(end: End, error: str | None, t: float) -> dict[str, Any]:
+    record: dict[str, Any] = {"end": end, "t": t}
+    if error is not None:
+        record["message"] = error
+    return record
+
+
+def line(record: dict[str, Any]) -> str:
+    """A record as one line of a cassette file."""
+    return json.dumps(record, ensure_ascii=False) + "\n"
 
 
 def _check(cassette: Cassette) -> None:

@@ -9,10 +9,10 @@ read-feed-print loop (``_cli.run``) reads:
   each chunk's time.  A recorded ``"cut"`` end exits 3 even where the bytes end on an
   event boundary; a recorded error exits 74, as a failed read does; a malformed
   cassette line exits 74 with the line number.
-- ``--record FILE`` wraps the input (a live stream, a file, a replay) and saves what
-  was read as a cassette when the loop ends, however it ends: ``"clean"`` at the end of
-  the input, ``"error"`` when a read failed, ``"cut"`` when reading stopped early (a
-  protocol error, Ctrl-C).
+- ``--record FILE`` wraps the input (a live stream, a file, a replay) and writes each
+  chunk to the cassette as it is read, then the end when the loop ends, however it
+  ends: ``"clean"`` at the end of the input, ``"error"`` when a read failed, ``"cut"``
+  when reading stopped early (a protocol error, Ctrl-C).
 
 Invariant: the loop reads through ``read1``/``read`` exactly as it reads a plain file,
 so every other option behaves the same on a cassette.
@@ -24,9 +24,19 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from ._cassette import CassetteError, Ending, RecordedError, is_header, read_records
+from ._cassette import (
+    CassetteError,
+    End,
+    Ending,
+    RecordedError,
+    chunk_record,
+    end_record,
+    header_record,
+    is_header,
+    line,
+    read_records,
+)
 from ._cli import EXIT_CLEAN, EXIT_IO_ERROR, EXIT_TRUNCATED, EXIT_USAGE, _error, run
-from ._recording import _Tape
 
 __all__ = ["run_input"]
 
@@ -82,25 +92,49 @@ class _Replay:
 
 
 class _Recording:
-    """A binary reader that keeps what it reads from ``source``."""
+    """A binary reader that writes what it reads from ``source`` to a cassette file as
+    it goes, one line per chunk: memory stays bounded however long the input runs, and
+    the file holds every chunk read even if the process is killed (then without its end
+    record, which a reader reports)."""
 
-    def __init__(self, source: Any, clock: Callable[[], float]) -> None:
+    def __init__(self, source: Any, clock: Callable[[], float], path: str) -> None:
         self._read = getattr(source, "read1", source.read)
-        self.tape = _Tape(clock, None)
+        self._clock = clock
+        self._start = clock()
+        self._last = 0.0
+        self._file = open(path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+        self._write(header_record({}))
+        self._ended = False
+
+    def _now(self) -> float:
+        # Microseconds, as record() keeps them; a clock that went back is no time.
+        self._last = max(self._last, round(self._clock() - self._start, 6))
+        return self._last
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self._file.write(line(record))
+        self._file.flush()
 
     def read(self, size: int) -> bytes:
         try:
             chunk: bytes = self._read(size)
         except Exception as exc:
-            self.tape.finish(exc)
+            self.close("error", f"{type(exc).__name__}: {exc}")
             raise
         if chunk:
-            self.tape.keep(chunk)
+            self._write(chunk_record(self._now(), chunk))
         else:
-            self.tape.finish()
+            self.close("clean")
         return chunk
 
     read1 = read
+
+    def close(self, end: End = "cut", error: str | None = None) -> None:
+        """Write the end record (once) and close the file."""
+        if not self._ended:
+            self._ended = True
+            self._write(end_record(end, error, self._now()))
+            self._file.close()
 
 
 def _is_cassette(source: IO[bytes]) -> bool:
@@ -139,7 +173,7 @@ def run_input(
         return EXIT_USAGE
     recording = None
     if record is not None:
-        reader = recording = _Recording(reader, options.get("clock", clock))
+        reader = recording = _Recording(reader, options.get("clock", clock), record)
     try:
         status = run(reader, out, **options)
     except RecordedError as exc:
@@ -151,8 +185,8 @@ def run_input(
         _error(f"{name}: not a valid cassette: {exc}")
         return EXIT_IO_ERROR
     finally:
-        if recording is not None and record is not None:
-            recording.tape.cassette().save(record)
+        if recording is not None:
+            recording.close()  # "cut" unless the input ended or failed
     cut = replay is not None and replay.ending is not None and replay.ending.end == "cut"
     if cut and status == EXIT_CLEAN:
         _error(f"{name}: the recorded connection was cut")
