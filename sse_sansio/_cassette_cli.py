@@ -24,17 +24,17 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from ._cassette import (
+from ._cassette import RecordedError
+from ._cassette_file import (
     CassetteError,
     End,
     Ending,
-    RecordedError,
     chunk_record,
     end_record,
     header_record,
     is_header,
-    line,
     read_records,
+    to_line,
 )
 from ._cli import EXIT_CLEAN, EXIT_IO_ERROR, EXIT_TRUNCATED, EXIT_USAGE, _error, run
 
@@ -112,7 +112,7 @@ class _Recording:
         return self._last
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._file.write(line(record))
+        self._file.write(to_line(record))
         self._file.flush()
 
     def read(self, size: int) -> bytes:

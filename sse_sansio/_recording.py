@@ -23,7 +23,8 @@ import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
-from ._cassette import Cassette, Chunk, End
+from ._cassette import Cassette
+from ._cassette_file import Chunk, End
 
 __all__ = ["AsyncRecorder", "Recorder", "arecord", "record"]
 

@@ -40,7 +40,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
-from ._cassette import Cassette, CassetteError, RecordedError, replay
+from ._cassette import Cassette, RecordedError, replay
+from ._cassette_file import CassetteError
 from ._cassette_server import CassetteServer, serve_cassette
 from ._connection import NEED_DATA
 from ._errors import RemoteProtocolError

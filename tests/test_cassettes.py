@@ -27,8 +27,8 @@ from sse_sansio import (
     EndOfStream,
     Event,
     TruncatedStreamError,
-    _cassette,
     _cassette_cli,
+    _cassette_file,
     _cli,
     iter_events,
 )
@@ -203,16 +203,16 @@ def test_a_file_that_is_not_utf8_or_too_long_is_refused(
     path.write_bytes(HEADER.encode() + b'\n{"t": 0, "text": "\xff"}\n')
     with pytest.raises(CassetteError, match="line 2: not a JSON object"):
         Cassette.load(path)
-    monkeypatch.setattr(_cassette, "MAX_LINE", 80)
+    monkeypatch.setattr(_cassette_file, "MAX_LINE", 80)
     path.write_text(f'{HEADER}\n{{"t": 0, "text": "{"x" * 80}"}}\n{END}\n', encoding="utf-8")
     with pytest.raises(CassetteError, match="line 2: a line longer than 80 bytes"):
         Cassette.load(path)
 
 
 def test_is_header_recognizes_a_first_line() -> None:
-    assert _cassette.is_header(HEADER.encode() + b"\n")
-    assert not _cassette.is_header(b"data: x\n")
-    assert not _cassette.is_header(b'["sse-sansio-cassette"]\n')
+    assert _cassette_file.is_header(HEADER.encode() + b"\n")
+    assert not _cassette_file.is_header(b"data: x\n")
+    assert not _cassette_file.is_header(b'["sse-sansio-cassette"]\n')
 
 
 # ---- recording, then replaying -----------------------------------------------------------
