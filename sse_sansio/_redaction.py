@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ._events import Comment, EndOfStream, Event
+from ._events import EndOfStream, Event
 from ._implementation import Connection
 
 __all__ = ["redact"]
@@ -49,17 +49,18 @@ _LINE = re.compile(rb"([^\r\n]*)(\r\n|\n|\r|\Z)")
 def _redactions(data: bytes, function: Callable[[str], str]) -> Iterator[_Edit]:
     """The line edits that redact ``data``: for each event whose data changes, and for
     the unfinished block a cut leaves at the end."""
-    conn = Connection(errors="replace")
+    conn = Connection(errors="replace", max_event_size=None)
     conn.receive_data(data)
     conn.receive_data(b"")
     done = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # past a BOM
     while not isinstance(item := conn.next_event(), EndOfStream):
-        assert isinstance(item, (Event, Comment))  # a plain connection returns no others
         if isinstance(item, Event):
             new = function(item.data)
             if new != item.data:
                 yield from _rewrite_block(data, item.start, item.end, new)
-        done = max(done, item.end)
+            done = item.end
+    # After the last event: blocks without data (else they would be events), comments,
+    # and the unfinished block, whose data lines these are.
     values = [_value(m[1]) for m in _lines(data, done, len(data)) if _is_data(m[1])]
     if values:
         old = "\n".join(values)

@@ -489,6 +489,11 @@ def test_redaction_reaches_the_unfinished_event_a_cut_leaves() -> None:
     assert redacted.data == b"\xef\xbb\xbfdata: [redacted]\ndata: [redacted]"
     assert redacted.chunks == [(0, b"\xef\xbb\xbfdata: "), (1, b"[redacted]\ndata: [redacted]")]
     assert redacted.end == "cut"
+    # A comment inside the unfinished event does not hide its first data line.
+    interrupted = Cassette.from_chunks([(0, b"id: 1\n\ndata: sk-4f9a1c\n: ping\ndata: more")])
+    assert interrupted.redact(lambda d: d.replace(SECRET, "x")).data == (
+        b"id: 1\n\ndata: x\n: ping\ndata: more"
+    )
     only_comment = Cassette.from_chunks([(0, b"data: a\n\n: sk-4f9a1c")])
     assert only_comment.redact(hide) is only_comment
     untouched = Cassette.from_chunks([(0, b"data: a\n\ndata: b")])
