@@ -20,19 +20,19 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._cassette import Cassette
-from ._recording import record
+if TYPE_CHECKING:
+    from ._cassette import Cassette
 
 __all__ = ["CassetteFolder", "sse_cassette"]
 
 # A cassette's name is one file name: no folders, no dots in front.
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
-Source = Callable[[], Iterable[bytes] | Cassette]
+Source = Callable[[], "Iterable[bytes] | Cassette"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -72,6 +72,10 @@ class CassetteFolder:
     ) -> Cassette:
         """The cassette ``name``: loaded, or recorded from ``source()`` with
         ``--sse-record`` (``source()`` may also return a ready Cassette)."""
+        # Imported here: a pytest run that never asks for a cassette never loads them.
+        from ._cassette import Cassette
+        from ._recording import record
+
         path = self.path(name)
         if path.exists():
             return Cassette.load(path)
