@@ -205,6 +205,18 @@ def _parser() -> argparse.ArgumentParser:
         "anthropic, gemini, auto) and print its outcome last; exit 0 completed, 3 cut, "
         "4 stopped, 5 failed",
     )
+    # Cassettes (docs/cassettes.rst): a FILE whose first line is a cassette header is
+    # replayed with its recorded chunks; _cassette_cli.py does both.
+    parser.add_argument(
+        "--record",
+        metavar="CASSETTE",
+        help="also save what was read, with its chunks and their times, as a cassette file",
+    )
+    parser.add_argument(
+        "--pace",
+        action="store_true",
+        help="replaying a cassette: wait for each chunk's recorded time",
+    )
     return parser
 
 
@@ -376,15 +388,18 @@ def main(argv: list[str] | None = None) -> int:
     if sys.stdout is None:
         _error("standard output is closed")
         return EXIT_IO_ERROR
+    from ._cassette_cli import run_input  # replays a cassette, or records (--record)
+
+    options.update(name=args.file, record=args.record, pace=args.pace)
     try:
         if args.file == "-":
             stdin = getattr(sys.stdin, "buffer", None)
             if stdin is None:
                 _error("standard input is closed")
                 return EXIT_IO_ERROR
-            return run(stdin, sys.stdout, **options)
+            return run_input(stdin, sys.stdout, **options)
         with open(args.file, "rb") as source:
-            return run(source, sys.stdout, **options)
+            return run_input(source, sys.stdout, **options)
     except BrokenPipeError:
         _quiet_stdout()
         return EXIT_BROKEN_PIPE

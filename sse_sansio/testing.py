@@ -22,6 +22,15 @@ The functions:
 - :func:`assert_chunking_invariant`: run a fresh connection (and your handler) for every
   chunking, and raise :class:`AssertionError` naming the first chunking whose result
   differs from the whole input's, with the differing item.
+
+Cassettes keep a real stream as it arrived, with its chunk boundaries, timing and end,
+and replay it, with faults injected if asked (docs/cassettes.rst):
+
+- :class:`Cassette`: the chunks, the end, the metadata; :meth:`Cassette.load`,
+  :meth:`~Cassette.save`, the faults and :meth:`~Cassette.redact`.
+- :func:`record` and :func:`arecord`: wrap a client's (async) iterable of chunks.
+- :func:`replay`: the recorded ``(seconds, bytes)`` chunks, on the recorded clock or paced.
+- :func:`serve_cassette`: a loopback HTTP server that plays a cassette to real clients.
 """
 
 from __future__ import annotations
@@ -31,12 +40,31 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
+from ._cassette import Cassette, RecordedError, replay
+from ._cassette_file import CassetteError
+from ._cassette_server import CassetteServer, serve_cassette
 from ._connection import NEED_DATA
 from ._errors import RemoteProtocolError
 from ._events import EndOfStream, ReceivedItem
 from ._implementation import Connection
+from ._recording import AsyncRecorder, Recorder, arecord, record
 
-__all__ = ["Outcome", "assert_chunking_invariant", "chunkings", "parse"]
+__all__ = [
+    "AsyncRecorder",
+    "Cassette",
+    "CassetteError",
+    "CassetteServer",
+    "Outcome",
+    "RecordedError",
+    "Recorder",
+    "arecord",
+    "assert_chunking_invariant",
+    "chunkings",
+    "parse",
+    "record",
+    "replay",
+    "serve_cassette",
+]
 
 T = TypeVar("T")
 

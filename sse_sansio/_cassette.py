@@ -1,0 +1,382 @@
+"""Cassettes: a stream kept as it arrived, chunk by chunk, with its timing and its end.
+
+A cassette is the list of ``(seconds, bytes)`` chunks a client read, the time each
+read returned counted from the start of the recording, and how the stream ended:
+``"clean"`` (the transport said the body was over), ``"cut"`` (the connection went away
+mid-body, or the reader stopped) or ``"error"`` (reading raised; the message is kept).
+The bytes are the body exactly as received; nothing is parsed on the way in.  The file
+format is _cassette_file.py's, redaction is _redaction.py's.
+
+Invariants, checked when a cassette is made: chunks are non-empty bytes, times are
+finite, not negative and never go back, the end comes no earlier than the last chunk,
+only an error end has a message, the metadata is JSON, and its ``headers`` hold none of
+SECRET_HEADERS unless the caller kept them.  A Cassette never changes once made: the
+faults (cut_at, stall_at, rechunk, with_keepalives) and redact() return new ones, and
+every offset they take counts bytes of the whole stream.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import cycle
+from typing import Any
+
+from ._cassette_file import (
+    CassetteError,
+    Chunk,
+    End,
+    Ending,
+    check_end,
+    check_time,
+    chunk_record,
+    end_record,
+    header_record,
+    read_records,
+    to_line,
+)
+from ._redaction import redact as _redact
+
+__all__ = ["SECRET_HEADERS", "Cassette", "RecordedError", "replay"]
+
+# Removed from metadata["headers"] unless the caller keeps them: credentials in either
+# direction (the request's Authorization, Cookie, API keys; the response's Set-Cookie).
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "x-api-key",
+        "api-key",
+    }
+)
+
+
+class RecordedError(Exception):
+    """Raised by :func:`replay` at the end of a cassette that ended with an error: the
+    recorded exception cannot be rebuilt, so its message is carried by this one."""
+
+
+@dataclass(frozen=True)
+class Cassette:
+    """A recorded stream: its chunks with their times, how it ended, and metadata.
+
+    Make one with :meth:`from_chunks`, :meth:`load` or by recording
+    (:func:`~sse_sansio.testing.record`).
+
+    Attributes:
+        chunks: The ``(seconds, bytes)`` pairs, in order: each chunk as one read
+            returned it, with the time since the start of the recording.
+        end: ``"clean"``, ``"cut"`` or ``"error"``.
+        error: The error's message for an ``"error"`` end, else ``None``.
+        end_time: When the end was seen, in seconds since the start.
+        metadata: Free JSON data: ``url``, ``status`` and ``headers`` are understood.
+    """
+
+    chunks: list[Chunk]
+    end: End = "clean"
+    error: str | None = None
+    end_time: float = 0.0
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check(self)
+
+    @classmethod
+    def from_chunks(
+        cls,
+        chunks: Iterable[tuple[float, bytes | bytearray | memoryview]],
+        *,
+        end: End = "clean",
+        error: str | None = None,
+        end_time: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        keep_secrets: bool = False,
+    ) -> Cassette:
+        """A cassette from ``(seconds, bytes)`` pairs; empty chunks are dropped.
+
+        ``end_time`` defaults to the last chunk's time (0 without chunks).  The
+        metadata's ``headers`` (a mapping or ``[name, value]`` pairs) lose the
+        SECRET_HEADERS unless ``keep_secrets`` is true.
+
+        Raises:
+            CassetteError: a time that is negative, not finite or goes back, an unknown
+                ``end``, a message without an error end, metadata that is not JSON.
+        """
+        pairs = [(t, bytes(data)) for t, data in chunks if len(data)]
+        if end_time is None:
+            end_time = pairs[-1][0] if pairs else 0.0
+        meta = _clean_metadata(dict(metadata or {}), keep_secrets=keep_secrets)
+        return cls(pairs, end, error, float(end_time), meta)
+
+    # ---- the bytes --------------------------------------------------------------------
+
+    @property
+    def data(self) -> bytes:
+        """Every chunk's bytes, joined: the body as a parser sees it."""
+        return b"".join(chunk for _, chunk in self.chunks)
+
+    def _with(self, chunks: list[Chunk], **changes: Any) -> Cassette:
+        return dataclasses.replace(self, chunks=chunks, **changes)
+
+    # ---- faults -----------------------------------------------------------------------
+
+    def cut_at(self, offset: int) -> Cassette:
+        """The stream ends as a cut after ``offset`` bytes.
+
+        The chunks before ``offset`` stay as they were, the chunk holding it is
+        shortened, the rest are gone; the end becomes ``"cut"`` at the time of the last
+        byte kept (the recorded end's time when ``offset`` is the whole length).
+
+        Raises:
+            ValueError: ``offset`` is negative or beyond the bytes.
+        """
+        self._check_offset(offset)
+        kept = _split_at(self.chunks, offset)[0]
+        end_time = self.end_time if offset == len(self.data) else (kept[-1][0] if kept else 0.0)
+        return self._with(kept, end="cut", error=None, end_time=end_time)
+
+    def stall_at(self, offset: int, seconds: float) -> Cassette:
+        """The stream goes silent for ``seconds`` after ``offset`` bytes.
+
+        The chunk holding ``offset`` is split there; every byte from ``offset`` on, and
+        the end, come ``seconds`` later than recorded.
+
+        Raises:
+            ValueError: ``offset`` is out of range, or ``seconds`` negative or not finite.
+        """
+        self._check_offset(offset)
+        if not (math.isfinite(seconds) and seconds >= 0):
+            raise ValueError(f"a stall lasts a finite, non-negative time, not {seconds!r}")
+        before, after = _split_at(self.chunks, offset)
+        later = [(t + seconds, chunk) for t, chunk in after]
+        return self._with(before + later, end_time=self.end_time + seconds)
+
+    def rechunk(self, sizes: int | Iterable[int]) -> Cassette:
+        """The same bytes cut at other boundaries: chunks of ``sizes`` bytes, cycled
+        (``rechunk(1)`` is byte by byte, ``rechunk([3, 5])`` is 3, 5, 3, 5, ...).
+
+        Each new chunk takes the time of the recorded chunk that holds its last byte:
+        no byte arrives earlier than it was recorded.
+
+        Raises:
+            ValueError: a size below 1, or no sizes.
+        """
+        size_list = [sizes] if isinstance(sizes, int) else list(sizes)
+        if not size_list or min(size_list) < 1:
+            raise ValueError(f"chunk sizes must be at least 1 (and at least one): {sizes!r}")
+        ends = _chunk_ends(self.chunks)
+        data = self.data
+        out: list[Chunk] = []
+        start = 0
+        index = 0  # the recorded chunk holding byte `stop - 1`
+        sizes_left = cycle(size_list)
+        while start < len(data):
+            stop = min(start + next(sizes_left), len(data))
+            while ends[index] < stop:
+                index += 1
+            out.append((self.chunks[index][0], data[start:stop]))
+            start = stop
+        return self._with(out)
+
+    def with_keepalives(self, every: float, *, line: bytes = b": keepalive\n") -> Cassette:
+        """Keepalive comments in every silence of ``every`` seconds or more.
+
+        A ``line`` is inserted ``every`` seconds after the previous chunk (and again
+        every ``every`` seconds) while nothing arrives, but only where an event could
+        start: at the beginning of the stream or after a blank line ended by LF (the
+        bytes so far end with ``\\n\\n`` or ``\\n\\r\\n``).  Inside an event, or after a
+        CR-only blank line, the silence is left as it is.
+
+        Raises:
+            ValueError: ``every`` is not a positive finite number, or ``line`` is not
+                one comment line ending with LF.
+        """
+        if not (math.isfinite(every) and every > 0):
+            raise ValueError(f"keepalives come every positive, finite interval, not {every!r}")
+        if not (line.startswith(b":") and line.endswith(b"\n") and line.count(b"\n") == 1):
+            raise ValueError(f"a keepalive is one comment line ending with LF, not {line!r}")
+        if b"\r" in line:
+            raise ValueError(f"a keepalive line holds no CR: {line!r}")
+        out: list[Chunk] = []
+        last_time, boundary = 0.0, True
+        for t, chunk in [*self.chunks, (self.end_time, b"")]:
+            n = 1
+            while boundary and last_time + n * every <= t:
+                out.append((last_time + n * every, line))
+                n += 1
+            if chunk:
+                out.append((t, chunk))
+                last_time = t
+                tail = b"".join(c for _, c in out[-3:])[-3:]
+                boundary = tail.endswith((b"\n\n", b"\n\r\n"))
+        return self._with(out)
+
+    def _check_offset(self, offset: int) -> None:
+        size = len(self.data)
+        if not 0 <= offset <= size:
+            raise ValueError(f"offset {offset} is outside the stream's {size} bytes")
+
+    # ---- redaction --------------------------------------------------------------------
+
+    def redact(self, function: Callable[[str], str]) -> Cassette:
+        """Rewrite every event's data with ``function``; keep every other byte.
+
+        The stream is parsed as a whole (``errors="replace"``), so a secret that two
+        chunks split is seen whole.  For each event whose data ``function`` changes, and
+        for the unfinished event a cut leaves at the end, only its ``data`` lines are
+        rewritten: the last old data line takes the last new line and any extra ones,
+        the other old data lines take the first new lines in order (those not needed
+        are dropped), each keeping its ``data:`` prefix and line end, and a line whose
+        value stays keeps its bytes.  Comments,
+        ``id``, ``event``, ``retry`` and unchanged events stay byte for byte.
+
+        Boundaries and times: every recorded boundary outside the changed bytes stays
+        where it was among the bytes around it, and each chunk keeps its time; a boundary
+        that fell inside the bytes a rewrite changed moves to the start of the change (so
+        no byte comes earlier than recorded), and a chunk left empty is dropped.  The end and the
+        metadata are kept.
+        """
+        redacted = _redact(self.data, function, _chunk_ends(self.chunks))
+        if redacted is None:
+            return self
+        new_data, moved = redacted
+        out: list[Chunk] = []
+        start = 0
+        for (t, _), stop in zip(self.chunks, moved, strict=True):
+            if stop > start:
+                out.append((t, new_data[start:stop]))
+                start = stop
+        return self._with(out)
+
+    # ---- files ------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the cassette to ``path`` in the JSON Lines format (UTF-8, LF)."""
+        with open(path, "w", encoding="utf-8", newline="\n") as file:
+            for record in self.records():
+                file.write(to_line(record))
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The file's records, in order, as JSON objects."""
+        yield header_record(self.metadata)
+        for t, chunk in self.chunks:
+            yield chunk_record(t, chunk)
+        yield end_record(self.end, self.error, self.end_time)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Cassette:
+        """Read a cassette file written by :meth:`save` (or by hand).
+
+        Raises:
+            CassetteError: the file breaks the format; the message names the line.
+            OSError: the file cannot be read.
+        """
+        chunks: list[Chunk] = []
+        metadata: dict[str, Any] = {}
+        ending = Ending("clean", None, 0.0)  # read_records() always yields one
+        with open(path, "rb") as file:
+            for record in read_records(file):
+                if isinstance(record, dict):
+                    metadata = record
+                elif isinstance(record, Ending):
+                    ending = record
+                else:
+                    chunks.append(record)
+        return cls(chunks, ending.end, ending.error, ending.time, metadata)
+
+
+def _check(cassette: Cassette) -> None:
+    """The invariants of the module docstring, as CassetteErrors without a line."""
+    previous = 0.0
+    for t, chunk in cassette.chunks:
+        if not isinstance(chunk, bytes) or not chunk:
+            raise CassetteError(f"a chunk is non-empty bytes, not {chunk!r}")
+        previous = check_time(t, previous)
+    check_time(cassette.end_time, previous)
+    check_end(cassette.end, cassette.error)
+    try:
+        json.dumps(cassette.metadata, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise CassetteError(f"the metadata is not JSON: {exc}") from None
+
+
+def _clean_metadata(metadata: dict[str, Any], *, keep_secrets: bool) -> dict[str, Any]:
+    headers = metadata.get("headers")
+    if headers is None:
+        return metadata
+    pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
+    if not keep_secrets:
+        pairs = [(name, value) for name, value in pairs if name.lower() not in SECRET_HEADERS]
+    metadata["headers"] = [[str(name), str(value)] for name, value in pairs]
+    return metadata
+
+
+# ---- reading a file, one line at a time ---------------------------------------------
+
+
+# ---- replay -------------------------------------------------------------------------
+
+
+def replay(
+    cassette: Cassette,
+    *,
+    sleep: Callable[[float], object] | None = None,
+    clock: Callable[[], float] | None = None,
+) -> Iterator[Chunk]:
+    """Yield the cassette's ``(seconds, bytes)`` chunks; raise at an error end.
+
+    Without ``sleep``, nothing waits: the times are the recorded clock, for a test that
+    drives a watchdog or a ReconnectPlanner with them.  With ``sleep`` (and ``clock``,
+    :func:`time.monotonic` by default), each chunk is held back until its time has come,
+    as a paced replay.  A ``"clean"`` or ``"cut"`` end just stops (a parser fed the bytes
+    tells a cut inside an event by itself); an ``"error"`` end raises RecordedError.
+    """
+    if sleep is not None and clock is None:
+        clock = time.monotonic
+    started = clock() if clock is not None else 0.0
+    for t, chunk in [*cassette.chunks, (cassette.end_time, b"")]:
+        if sleep is not None and clock is not None:
+            delay = started + t - clock()
+            if delay > 0:
+                sleep(delay)
+        if chunk:
+            yield t, chunk
+    if cassette.error is not None:
+        raise RecordedError(cassette.error)
+
+
+# ---- helpers for the faults ---------------------------------------------------------
+
+
+def _chunk_ends(chunks: Sequence[Chunk]) -> list[int]:
+    """The stream offset just after each chunk."""
+    ends = []
+    total = 0
+    for _, chunk in chunks:
+        total += len(chunk)
+        ends.append(total)
+    return ends
+
+
+def _split_at(chunks: Sequence[Chunk], offset: int) -> tuple[list[Chunk], list[Chunk]]:
+    """The chunks before and from ``offset``, the chunk holding it split in two."""
+    before: list[Chunk] = []
+    after: list[Chunk] = []
+    start = 0
+    for t, chunk in chunks:
+        if start + len(chunk) <= offset:
+            before.append((t, chunk))
+        elif start >= offset:
+            after.append((t, chunk))
+        else:
+            before.append((t, chunk[: offset - start]))
+            after.append((t, chunk[offset - start :]))
+        start += len(chunk)
+    return before, after
