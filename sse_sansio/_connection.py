@@ -151,8 +151,11 @@ class Connection:
     ) -> None:
         if errors not in ("strict", "replace"):
             raise ValueError(f'errors must be "strict" or "replace", not {errors!r}')
-        if not isinstance(last_event_id, str):
+        if not issubclass(type(last_event_id), str):
             raise TypeError(f"last_event_id must be str, not {type(last_event_id).__name__}")
+        # Copied to an exact str first, as serialize() does: a subclass's __contains__
+        # could pass the check below and keep CR or LF in what is stored and sent.
+        last_event_id = str.__str__(last_event_id)
         if "\0" in last_event_id or "\r" in last_event_id or "\n" in last_event_id:
             # The stream itself can never set such an ID; refusing it here also keeps
             # it from being sent back in a Last-Event-ID header.
