@@ -17,16 +17,28 @@
 #   the EndOfStream item instead, for callers (proxies, recorders) that handle it.
 # - Errors from the parser propagate unchanged, with their byte offsets.
 #
+# - A file object is read with read1() where it has one (http.client's response,
+#   io.BufferedReader, BytesIO): it returns what has arrived, where read(65536) waits
+#   for 64 KiB or the end, and a slow stream's first event would wait with it.
+#
 # Invariants: a chunk is fed only when the parser has returned NEED_DATA, so at most one
 # chunk is buffered beyond what the caller has consumed (the pull model is kept); empty
-# chunks are skipped, since b"" would end the stream early; nothing here reads a clock,
-# opens a socket or knows an HTTP client.
+# chunks are skipped, since b"" would end the stream early; only running out of chunks
+# ends the stream: a None chunk (or a non-blocking file's None read) is an error, never
+# a quiet clean end; nothing here reads a clock, opens a socket or knows an HTTP client.
 
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncGenerator, AsyncIterable, Generator, Iterable
-from typing import Any, Literal, Protocol, overload
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Generator,
+    Iterable,
+    Iterator,
+)
+from typing import Any, Literal, Protocol, cast, overload
 
 from ._connection import NEED_DATA, Connection
 from ._errors import RemoteProtocolError
@@ -94,11 +106,55 @@ def _connection(connection: Connection | None, options: dict[str, Any]) -> Conne
 def chunks_of(chunks: Chunks) -> Iterable[Chunk]:
     if isinstance(chunks, io.TextIOBase):
         raise TypeError("iter_events() needs bytes: open the file in binary mode ('rb')")
+    if isinstance(chunks, (bytes, bytearray, memoryview)):
+        # Iterating bytes gives ints: name the mistake instead of failing on the first.
+        raise TypeError(
+            f"iter_events() takes an iterable of byte chunks, not {type(chunks).__name__}"
+            " itself: pass [data]"
+        )
     if hasattr(chunks, "read"):
         # A file object: read it in blocks (iterating it would split it into lines).
-        read = chunks.read
-        return iter(lambda: read(READ_SIZE), b"")
+        return _blocks(cast(_BinaryReader, chunks))
     return chunks
+
+
+def _blocks(file: _BinaryReader) -> Generator[bytes, None, None]:
+    """A file's blocks until its end: what has arrived (read1) where the file can say."""
+    read1 = getattr(file, "read1", None)
+    read = read1 if callable(read1) else file.read
+    while True:
+        block = read(READ_SIZE)
+        if block is None:
+            raise ValueError(
+                "the file's read returned None: it is non-blocking and has no data yet;"
+                " iter_events() needs a blocking file (or use aiter_events())"
+            )
+        if not block:
+            return
+        yield block
+
+
+_NONE_CHUNK = "a chunk is None, not bytes: only running out of chunks ends the stream"
+
+
+def _next_chunk(source: Iterator[Chunk]) -> Chunk | None:
+    """The next non-empty chunk, or None when the chunks ran out."""
+    for chunk in source:
+        if chunk is None:
+            raise TypeError(_NONE_CHUNK)
+        if chunk:  # an empty chunk is not the end
+            return chunk
+    return None
+
+
+async def _anext_chunk(source: AsyncIterator[Chunk]) -> Chunk | None:
+    """:func:`_next_chunk` for an async iterator."""
+    async for chunk in source:
+        if chunk is None:
+            raise TypeError(_NONE_CHUNK)
+        if chunk:
+            return chunk
+    return None
 
 
 def _end(item: EndOfStream, received: int, mode: EndOfStreamMode) -> EndOfStream | None:
@@ -141,7 +197,9 @@ def iter_events(
     """Parse a whole stream from an iterable of byte chunks; yield its items.
 
     ``chunks`` is anything that gives bytes: httpx's ``response.iter_raw()``, a list, a
-    generator, or a binary file object (read in blocks of :data:`READ_SIZE` bytes).
+    generator, or a binary file object (read in blocks of up to :data:`READ_SIZE`
+    bytes, with ``read1()`` where it has one, so that what has arrived is parsed at
+    once instead of waiting for a full block).
     When the chunks run out, the stream is ended (``receive_data(b"")``) for you.
 
     Args:
@@ -164,8 +222,10 @@ def iter_events(
             every complete item before it was yielded.
         RemoteProtocolError: from the parser (invalid UTF-8, an event too large),
             after every item before the bad byte.
-        TypeError: a text file, a chunk that is not bytes, or both ``connection`` and
+        TypeError: a text file, ``bytes`` itself instead of an iterable of chunks, a
+            chunk that is not bytes (``None`` included), or both ``connection`` and
             Connection options.
+        ValueError: a non-blocking file whose read returned ``None``.
     """
     _check_mode(end_of_stream)
     conn = _connection(connection, connection_options)
@@ -184,9 +244,7 @@ def _iter_events(
     while True:
         item = next_event()
         if item is NEED_DATA:
-            chunk = next(source, None)
-            while chunk is not None and not chunk:  # an empty chunk is not the end
-                chunk = next(source, None)
+            chunk = _next_chunk(source)
             if chunk is None:
                 receive_data(b"")  # the chunks ran out: the end of the stream
             else:
@@ -246,9 +304,7 @@ async def _aiter_events(
     while True:
         item = next_event()
         if item is NEED_DATA:
-            chunk = await anext(source, None)
-            while chunk is not None and not chunk:  # an empty chunk is not the end
-                chunk = await anext(source, None)
+            chunk = await _anext_chunk(source)
             if chunk is None:
                 receive_data(b"")  # the chunks ran out: the end of the stream
             else:
