@@ -539,16 +539,21 @@ class _Parser:
         head = head[:cut]
         seen = sniff_start(head)
         if seen is not None:
-            yield _new(Diagnostic, (*seen, self.start, self.start + len(head)))
+            yield self.diagnostic(*seen, self.start, self.start + len(head))
 
     def field_diagnostic(self, field: str, value: str, start: int, end: int) -> Iterator[Item]:
         seen = field_diagnostic(field, value)
         if seen is not None:
-            yield _new(Diagnostic, (*seen, start, end))
+            yield self.diagnostic(*seen, start, end)
 
     def discarded(self, end: int) -> Iterator[Item]:
         code, message = discarded_block(self.id_seen, self.retry_seen)
-        yield _new(Diagnostic, (code, message, self.event_start, end))
+        yield self.diagnostic(code, message, self.event_start, end)
+
+    def diagnostic(self, code: str, message: str, start: int, end: int) -> Diagnostic:
+        # keep_raw: b"", the line's bytes go out with the next item that hands some out.
+        raw = None if self.raw is None else b""
+        return _new(Diagnostic, (code, message, start, end, raw))
 
     # ------------------------------------------------------------------ the end
 
