@@ -19,7 +19,7 @@ from ._events import (
     ReceivedItem,
     SkippedEvent,
 )
-from ._feeding import TruncatedStreamError, aiter_events, iter_events
+from ._feeding import READ_SIZE, TruncatedStreamError, aiter_events, iter_events
 from ._implementation import IMPLEMENTATION, Connection
 from ._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
 from ._response import ResponseCheck, ResponseError, check_response, describe_body
@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
     "IMPLEMENTATION",
     "NEED_DATA",
+    "READ_SIZE",
     "AttemptEnd",
     "Comment",
     "Connection",

@@ -121,8 +121,9 @@ class Connection:
             else (HTTP headers, chunked-encoding sizes, HTML, JSON, gzip).
 
     A connection that sets any of the last three options runs a simpler line-by-line
-    parser (4 to 8 times slower than the default one on small events, up to 17 times on a
-    stream of blank lines; the pure core's, whichever core the process uses:
+    parser (6 to 8 times slower than the default one on small events or a huge line,
+    about 10 times on a stream of blank lines, as docs/huge-input.rst measures; the pure
+    core's, whichever core the process uses:
     :attr:`implementation` says which).
 
     Failure is final.  Once :meth:`next_event` has raised, whatever it raised, the

@@ -242,8 +242,12 @@ def describe_body(body: bytes | bytearray | memoryview, *, limit: int = SHOWN) -
         limit: The most characters of the body to show.
 
     Returns:
-        One line of text, such as: a JSON error: 'Invalid API key'; the body starts:
-        '{"error": {"message": "Invalid API key"}}'.
+        One line of text for a log.  For an API's JSON error it quotes the message,
+        then the start of the body, as in this line (wrapped here)::
+
+            a JSON error: 'Invalid API key'; the body starts:
+            '{"error": {"message": "Invalid API key"}}'
+
     """
     data = bytes(body)
     if not data:
