@@ -7,7 +7,7 @@ follow the WHATWG HTML standard and survive any split of the input; the caller o
 every socket and file.  Standard library only.
 """
 
-from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, NeedData
+from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, NeedData, OptInItem
 from ._errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._events import (
     Comment,
@@ -43,6 +43,7 @@ __all__ = [
     "Event",
     "LocalProtocolError",
     "NeedData",
+    "OptInItem",
     "PiecedEvent",
     "ProtocolError",
     "ReceivedItem",

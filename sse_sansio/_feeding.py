@@ -38,11 +38,11 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
-from typing import Any, Literal, Protocol, cast, overload
+from typing import Any, Literal, Protocol, TypeVar, cast, overload
 
-from ._connection import NEED_DATA, Connection
+from ._connection import NEED_DATA, Connection, OptInItem
 from ._errors import RemoteProtocolError
-from ._events import Comment, EndOfStream, Event
+from ._events import AnyItem, Comment, EndOfStream, Event
 
 __all__ = ["READ_SIZE", "TruncatedStreamError", "aiter_events", "iter_events"]
 
@@ -91,9 +91,12 @@ Chunk = bytes | bytearray | memoryview
 Chunks = Iterable[Chunk] | _BinaryReader
 AsyncChunks = AsyncIterable[Chunk]
 EndOfStreamMode = Literal["raise", "yield"]
+# Typing: the items a given connection adds to Event and Comment (see _connection.py).
+_X = TypeVar("_X", bound=OptInItem)
+AnyConnection = Connection[OptInItem]  # any connection: the parameter is covariant
 
 
-def _connection(connection: Connection | None, options: dict[str, Any]) -> Connection:
+def _connection(connection: AnyConnection | None, options: dict[str, Any]) -> AnyConnection:
     if connection is None:
         return Connection(**options)
     if options:
@@ -175,25 +178,67 @@ def _check_mode(end_of_stream: str) -> None:
 def iter_events(
     chunks: Chunks,
     *,
-    connection: Connection | None = ...,
+    connection: None = ...,
     end_of_stream: Literal["raise"] = ...,
+    on_oversize: Literal["error"] = ...,
+    piece_size: None = ...,
+    diagnostics: Literal[False] = ...,
     **connection_options: Any,
 ) -> Generator[Event | Comment, None, None]: ...
 @overload
 def iter_events(
     chunks: Chunks,
     *,
-    connection: Connection | None = ...,
-    end_of_stream: Literal["yield"],
-    **connection_options: Any,
-) -> Generator[Event | Comment | EndOfStream, None, None]: ...
+    connection: Connection[_X],
+    end_of_stream: Literal["raise"] = ...,
+) -> Generator[Event | Comment | _X, None, None]: ...
+@overload
 def iter_events(
     chunks: Chunks,
     *,
-    connection: Connection | None = None,
+    connection: None = ...,
+    end_of_stream: Literal["raise"] = ...,
+    on_oversize: Literal["error", "skip"] = ...,
+    piece_size: int | None = ...,
+    diagnostics: bool = ...,
+    **connection_options: Any,
+) -> Generator[Event | Comment | OptInItem, None, None]: ...
+@overload
+def iter_events(
+    chunks: Chunks,
+    *,
+    connection: None = ...,
+    end_of_stream: Literal["yield"],
+    on_oversize: Literal["error"] = ...,
+    piece_size: None = ...,
+    diagnostics: Literal[False] = ...,
+    **connection_options: Any,
+) -> Generator[Event | Comment | EndOfStream, None, None]: ...
+@overload
+def iter_events(
+    chunks: Chunks,
+    *,
+    connection: Connection[_X],
+    end_of_stream: Literal["yield"],
+) -> Generator[Event | Comment | _X | EndOfStream, None, None]: ...
+@overload
+def iter_events(
+    chunks: Chunks,
+    *,
+    connection: None = ...,
+    end_of_stream: Literal["yield"],
+    on_oversize: Literal["error", "skip"] = ...,
+    piece_size: int | None = ...,
+    diagnostics: bool = ...,
+    **connection_options: Any,
+) -> Generator[Event | Comment | OptInItem | EndOfStream, None, None]: ...
+def iter_events(
+    chunks: Chunks,
+    *,
+    connection: AnyConnection | None = None,
     end_of_stream: EndOfStreamMode = "raise",
     **connection_options: Any,
-) -> Generator[Event | Comment | EndOfStream, None, None]:
+) -> Generator[AnyItem, None, None]:
     """Parse a whole stream from an iterable of byte chunks; yield its items.
 
     ``chunks`` is anything that gives bytes: httpx's ``response.iter_raw()``, a list, a
@@ -215,7 +260,12 @@ def iter_events(
             ``last_event_id``, ``max_event_size``, ``keep_raw``).
 
     Yields:
-        Each :class:`Event` and :class:`Comment`, in stream order.
+        Each :class:`Event` and :class:`Comment`, in stream order, and the items of the
+        opt-in modes when the connection's options ask for them.  For type checkers
+        the options decide: with ``on_oversize``, ``piece_size`` or ``diagnostics`` at
+        other than their defaults (or a ``connection`` made so), the yield type also
+        holds :class:`SkippedEvent`, :class:`DataPiece`, :class:`PiecedEvent` and
+        :class:`Diagnostic`.
 
     Raises:
         TruncatedStreamError: the stream ended in the middle of a line or an event;
@@ -233,10 +283,10 @@ def iter_events(
 
 
 def _iter_events(
-    conn: Connection,
+    conn: AnyConnection,
     chunks: Iterable[bytes | bytearray | memoryview],
     mode: EndOfStreamMode,
-) -> Generator[Event | Comment | EndOfStream, None, None]:
+) -> Generator[AnyItem, None, None]:
     next_event = conn.next_event
     receive_data = conn.receive_data
     source = iter(chunks)
@@ -263,25 +313,67 @@ def _iter_events(
 def aiter_events(
     async_chunks: AsyncChunks,
     *,
-    connection: Connection | None = ...,
+    connection: None = ...,
     end_of_stream: Literal["raise"] = ...,
+    on_oversize: Literal["error"] = ...,
+    piece_size: None = ...,
+    diagnostics: Literal[False] = ...,
     **connection_options: Any,
 ) -> AsyncGenerator[Event | Comment, None]: ...
 @overload
 def aiter_events(
     async_chunks: AsyncChunks,
     *,
-    connection: Connection | None = ...,
-    end_of_stream: Literal["yield"],
-    **connection_options: Any,
-) -> AsyncGenerator[Event | Comment | EndOfStream, None]: ...
+    connection: Connection[_X],
+    end_of_stream: Literal["raise"] = ...,
+) -> AsyncGenerator[Event | Comment | _X, None]: ...
+@overload
 def aiter_events(
     async_chunks: AsyncChunks,
     *,
-    connection: Connection | None = None,
+    connection: None = ...,
+    end_of_stream: Literal["raise"] = ...,
+    on_oversize: Literal["error", "skip"] = ...,
+    piece_size: int | None = ...,
+    diagnostics: bool = ...,
+    **connection_options: Any,
+) -> AsyncGenerator[Event | Comment | OptInItem, None]: ...
+@overload
+def aiter_events(
+    async_chunks: AsyncChunks,
+    *,
+    connection: None = ...,
+    end_of_stream: Literal["yield"],
+    on_oversize: Literal["error"] = ...,
+    piece_size: None = ...,
+    diagnostics: Literal[False] = ...,
+    **connection_options: Any,
+) -> AsyncGenerator[Event | Comment | EndOfStream, None]: ...
+@overload
+def aiter_events(
+    async_chunks: AsyncChunks,
+    *,
+    connection: Connection[_X],
+    end_of_stream: Literal["yield"],
+) -> AsyncGenerator[Event | Comment | _X | EndOfStream, None]: ...
+@overload
+def aiter_events(
+    async_chunks: AsyncChunks,
+    *,
+    connection: None = ...,
+    end_of_stream: Literal["yield"],
+    on_oversize: Literal["error", "skip"] = ...,
+    piece_size: int | None = ...,
+    diagnostics: bool = ...,
+    **connection_options: Any,
+) -> AsyncGenerator[Event | Comment | OptInItem | EndOfStream, None]: ...
+def aiter_events(
+    async_chunks: AsyncChunks,
+    *,
+    connection: AnyConnection | None = None,
     end_of_stream: EndOfStreamMode = "raise",
     **connection_options: Any,
-) -> AsyncGenerator[Event | Comment | EndOfStream, None]:
+) -> AsyncGenerator[AnyItem, None]:
     """:func:`iter_events` for an async iterable of byte chunks.
 
     ``async_chunks`` is httpx's ``response.aiter_raw()``, aiohttp's
@@ -295,8 +387,8 @@ def aiter_events(
 
 
 async def _aiter_events(
-    conn: Connection, chunks: AsyncChunks, mode: EndOfStreamMode
-) -> AsyncGenerator[Event | Comment | EndOfStream, None]:
+    conn: AnyConnection, chunks: AsyncChunks, mode: EndOfStreamMode
+) -> AsyncGenerator[AnyItem, None]:
     next_event = conn.next_event
     receive_data = conn.receive_data
     source = aiter(chunks)

@@ -65,7 +65,7 @@ from ._lines import check_cut_line, exceeds, fail, take_bom
 from ._need_data import NEED_DATA, NeedData
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from ._connection import Connection, OptInItem
     from ._raw import RawBytes
 
 __all__ = ["parse"]
@@ -82,7 +82,7 @@ _new = tuple.__new__
 
 
 def parse(
-    conn: Connection,
+    conn: Connection[OptInItem],
     last_event_id: str,
     strict: bool,
     limit: int,
@@ -112,7 +112,7 @@ class _Parser:
 
     def __init__(
         self,
-        conn: Connection,
+        conn: Connection[OptInItem],
         last_event_id: str,
         strict: bool,
         limit: int,

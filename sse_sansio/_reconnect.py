@@ -63,7 +63,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ._connection import Connection
+from ._connection import Connection, OptInItem
 from ._errors import LocalProtocolError, RemoteProtocolError
 from ._events import Comment, Event
 from ._feeding import (
@@ -436,7 +436,7 @@ class ReconnectPlanner:
         how: How = None,
         *,
         now: float,
-        connection: Connection | None = None,
+        connection: Connection[OptInItem] | None = None,
         events: int | None = None,
     ) -> Decision:
         """The attempt is over: reconnect (after what delay, with which headers) or stop.

@@ -16,7 +16,7 @@ STREAMS = [
 
 
 def _forwarded(stream: bytes, chunk: int, **options: object) -> tuple[bytes, list[str]]:
-    conn = Connection(keep_raw=True, diagnostics=True, **options)  # type: ignore[arg-type]
+    conn = Connection(keep_raw=True, diagnostics=True, **options)  # type: ignore[call-overload]
     out = bytearray()
     codes: list[str] = []
     pieces = [stream[i : i + chunk] for i in range(0, len(stream), chunk)] + [b""]
