@@ -226,6 +226,9 @@ class ReconnectPlanner:
         random: The jitter's source, an object with ``random() -> float`` in [0, 1):
             pass ``random.Random(seed)`` for reproducible delays.
 
+    A planner is a plain object, not thread-safe: use it from one thread or task at a
+    time, the one that runs the loop.
+
     Raises:
         ValueError: an argument out of range.
     """
