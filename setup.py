@@ -43,9 +43,6 @@ except ImportError:  # pragma: no cover - setuptools < 70.1, which builds no whe
 
 BUILD_ERRORS = (CCompilerError, ExecError, PlatformError, OSError)
 
-# The extensions that this build compiled: none after a fallback.
-BUILT: list[str] = []
-
 
 def _flag(name: str) -> bool:
     return os.environ.get(name, "") not in ("", "0")
@@ -66,7 +63,6 @@ class OptionalBuildExt(build_ext):
         except BUILD_ERRORS as exc:
             self._fallback(exc)
             return
-        BUILT.append(ext.name)
         if not self.inplace:
             built = self.get_ext_fullpath(ext.name)
             self.inplace = True
@@ -106,7 +102,9 @@ def _commands() -> dict[str, Any]:
             def get_tag(self) -> tuple[str, str, str]:
                 # Asked after the build (for the file name and the WHEEL file): only
                 # then is it known whether the compile fell back.
-                if not BUILT:
+                build_ext = self.get_finalized_command("build_ext")
+                built = [build_ext.get_ext_fullpath(e.name) for e in build_ext.extensions]
+                if not any(os.path.exists(path) for path in built):
                     self.root_is_pure = True
                 tag: tuple[str, str, str] = super().get_tag()
                 return tag
