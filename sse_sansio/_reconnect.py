@@ -61,7 +61,7 @@ import socket
 from collections.abc import AsyncGenerator, Collection, Generator
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, overload
 
 from ._connection import Connection, OptInItem
 from ._errors import LocalProtocolError, RemoteProtocolError
@@ -363,7 +363,25 @@ class ReconnectPlanner:
         self._started = True
         return self._next_attempt(now, 0.0, "the first attempt")
 
-    def connection(self, **connection_options: Any) -> Connection:
+    @overload
+    def connection(
+        self,
+        *,
+        on_oversize: Literal["error"] = ...,
+        piece_size: None = ...,
+        diagnostics: Literal[False] = ...,
+        **connection_options: Any,
+    ) -> Connection: ...
+    @overload
+    def connection(
+        self,
+        *,
+        on_oversize: Literal["error", "skip"] = ...,
+        piece_size: int | None = ...,
+        diagnostics: bool = ...,
+        **connection_options: Any,
+    ) -> Connection[OptInItem]: ...
+    def connection(self, **connection_options: Any) -> Connection[OptInItem]:
         """A :class:`Connection` for this attempt, resuming from :attr:`last_event_id`.
 
         :meth:`ended` reads its ``last_event_id`` and ``retry``.  :meth:`events` calls
@@ -379,13 +397,39 @@ class ReconnectPlanner:
         self._accepted = result.streams
         return result
 
-    def received(self, item: Event | Comment) -> None:
+    def received(self, item: Event | Comment | OptInItem) -> None:
         """Count an item of this attempt, for callers that drain a Connection
         themselves (:meth:`events` counts for you): an event makes the attempt
         healthy."""
         if type(item) is Event:
             self._events += 1
 
+    @overload
+    def events(
+        self,
+        chunks: Chunks,
+        status: int | None = ...,
+        headers: Headers | None = ...,
+        *,
+        decoded: bool = ...,
+        on_oversize: Literal["error"] = ...,
+        piece_size: None = ...,
+        diagnostics: Literal[False] = ...,
+        **connection_options: Any,
+    ) -> Generator[Event | Comment, None, None]: ...
+    @overload
+    def events(
+        self,
+        chunks: Chunks,
+        status: int | None = ...,
+        headers: Headers | None = ...,
+        *,
+        decoded: bool = ...,
+        on_oversize: Literal["error", "skip"] = ...,
+        piece_size: int | None = ...,
+        diagnostics: bool = ...,
+        **connection_options: Any,
+    ) -> Generator[Event | Comment | OptInItem, None, None]: ...
     def events(
         self,
         chunks: Chunks,
@@ -394,7 +438,7 @@ class ReconnectPlanner:
         *,
         decoded: bool = False,
         **connection_options: Any,
-    ) -> Generator[Event | Comment, None, None]:
+    ) -> Generator[Event | Comment | OptInItem, None, None]:
         """Check the response (when given its status and headers), then yield the
         events of its body, as :func:`iter_events` does, counting them for the planner.
 
@@ -412,6 +456,32 @@ class ReconnectPlanner:
             self.received(item)
             yield item
 
+    @overload
+    def aevents(
+        self,
+        async_chunks: AsyncChunks,
+        status: int | None = ...,
+        headers: Headers | None = ...,
+        *,
+        decoded: bool = ...,
+        on_oversize: Literal["error"] = ...,
+        piece_size: None = ...,
+        diagnostics: Literal[False] = ...,
+        **connection_options: Any,
+    ) -> AsyncGenerator[Event | Comment, None]: ...
+    @overload
+    def aevents(
+        self,
+        async_chunks: AsyncChunks,
+        status: int | None = ...,
+        headers: Headers | None = ...,
+        *,
+        decoded: bool = ...,
+        on_oversize: Literal["error", "skip"] = ...,
+        piece_size: int | None = ...,
+        diagnostics: bool = ...,
+        **connection_options: Any,
+    ) -> AsyncGenerator[Event | Comment | OptInItem, None]: ...
     async def aevents(
         self,
         async_chunks: AsyncChunks,
@@ -420,7 +490,7 @@ class ReconnectPlanner:
         *,
         decoded: bool = False,
         **connection_options: Any,
-    ) -> AsyncGenerator[Event | Comment, None]:
+    ) -> AsyncGenerator[Event | Comment | OptInItem, None]:
         """:meth:`events` for an async iterable of chunks (see :func:`aiter_events`)."""
         if status is not None:
             result = self.check(status, {} if headers is None else headers, decoded=decoded)

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 
 from sse_sansio import (
     NEED_DATA, Connection, DataPiece, Diagnostic, EndOfStream, Event, OptInItem,
-    PiecedEvent, SkippedEvent, iter_events,
+    PiecedEvent, ReconnectPlanner, SkippedEvent, iter_events,
 )
 
 
@@ -64,6 +64,16 @@ def made_with_diagnostics() -> int:
 def through_a_connection(chunks: Iterable[bytes]) -> int:
     conn = Connection(on_oversize="skip")
     return sum(isinstance(item, SkippedEvent) for item in iter_events(chunks, connection=conn))
+
+
+def planned(chunks: list[bytes]) -> int:
+    plan = ReconnectPlanner()
+    plan.start(now=0)
+    size = 0
+    for item in plan.events(chunks, piece_size=8):
+        if isinstance(item, DataPiece):
+            size += len(item.text)
+    return size
 
 
 def classic(chunks: Iterable[bytes]) -> str:
@@ -150,3 +160,6 @@ def test_the_programs_run() -> None:
     assert callable(sizes)
     assert pieces([b"data: " + b"x" * 2000 + b"\n\n"]) == "x" * 2000 + "message"
     assert sizes([b"data: " + b"x" * 20 + b"\n\n"]) == 0
+    planned = namespace["planned"]
+    assert callable(planned)
+    assert planned([b"data: " + b"x" * 20 + b"\n\n"]) == 20
