@@ -11,6 +11,11 @@ Environment variables, read at build time:
 - ``SSE_SANSIO_REQUIRE_EXTENSIONS=1``: a failed compile fails the build (CI sets it, so a
   broken build cannot pass on the fallback).
 
+A wheel is tagged by what it holds: a platform wheel with the extension, a pure
+``py3-none-any`` one when the compile failed and the build fell back (a wheel tagged
+``cp311-linux_x86_64`` without any ``.so`` in it would be refused on other platforms for
+no reason).
+
 A successful build also copies the extension next to its source, as an editable install
 would: the test suite imports the package from the checkout, so that ``pip install
 ".[test]" && pytest`` (the README's command) tests the compiled core.  Everything else
@@ -28,6 +33,13 @@ from typing import Any
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.errors import CCompilerError, ExecError, PlatformError
+
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # pragma: no cover - setuptools < 70.1, which builds no wheel itself
+    # pyproject.toml requires setuptools >= 77 for every pip build; an older one only
+    # runs ``setup.py build_ext --inplace`` here, which needs no wheel command.
+    bdist_wheel = None
 
 BUILD_ERRORS = (CCompilerError, ExecError, PlatformError, OSError)
 
@@ -80,4 +92,25 @@ def _extensions() -> list[Extension]:
     return [Extension("sse_sansio._core", ["sse_sansio/_core.c"])]
 
 
-setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})
+def _commands() -> dict[str, Any]:
+    commands: dict[str, Any] = {"build_ext": OptionalBuildExt}
+    if bdist_wheel is not None:
+
+        class TaggedByContents(bdist_wheel):  # type: ignore[misc]
+            """bdist_wheel that tags a wheel pure when no extension was built into it."""
+
+            def get_tag(self) -> tuple[str, str, str]:
+                # Asked after the build (for the file name and the WHEEL file): only
+                # then is it known whether the compile fell back.
+                build_ext = self.get_finalized_command("build_ext")
+                built = [build_ext.get_ext_fullpath(e.name) for e in build_ext.extensions]
+                if not any(os.path.exists(path) for path in built):
+                    self.root_is_pure = True
+                tag: tuple[str, str, str] = super().get_tag()
+                return tag
+
+        commands["bdist_wheel"] = TaggedByContents
+    return commands
+
+
+setup(ext_modules=_extensions(), cmdclass=_commands())

@@ -54,11 +54,12 @@ exclude_patterns = ["_build", "requirements.txt"]
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
-# Google-style "Attributes:" sections become :ivar: fields of the class, so they do not
-# clash with the properties of the same names (Event.type, ...) as duplicate objects.
+# Google-style "Attributes:" sections become attribute entries of the class, real
+# targets for :attr: (Event.end, Outcome.stop_reason); a class documents a property
+# either there or in :members:, never in both, or it would be a duplicate object.
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
-napoleon_use_ivar = True
+napoleon_use_ivar = False
 
 # --- MyST (Markdown: benchmarks/results.md is included into the comparison page) ----
 myst_heading_anchors = 3

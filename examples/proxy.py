@@ -19,6 +19,11 @@ incomplete body, and every whole event sent before still arrives (a reset could
 overtake bytes still queued).  An HTTP/1.0 client's body ends at close, so closing
 would look like a clean end: it gets a reset (``SO_LINGER`` 0), the one signal left.
 
+A client gets ``--client-timeout`` seconds (30) for each read of its request and each
+write of the stream: one that connects and sends nothing, or stops reading, is closed,
+so idle sockets cannot hold the proxy's threads forever.  ``--rename OLD=NEW`` needs a
+NEW that is a valid event type (not empty, no CR or LF).
+
 Threads, blocking sockets, h11 for the HTTP framing on both sides.  Run::
 
     python examples/server.py --port 8000 --interval 0.2 &
@@ -38,9 +43,20 @@ from dataclasses import dataclass
 
 import h11
 
-from sse_sansio import NEED_DATA, Comment, Connection, EndOfStream, Event, serialize
+from sse_sansio import (
+    NEED_DATA,
+    Comment,
+    Connection,
+    EndOfStream,
+    Event,
+    LocalProtocolError,
+    serialize,
+)
 
 Address = tuple[str, int]
+
+# Seconds a client may take for each read of its request and each write to it.
+CLIENT_TIMEOUT = 30.0
 
 
 @dataclass
@@ -57,9 +73,15 @@ class ProxyServer(socketserver.ThreadingTCPServer):
 
     allow_reuse_address = daemon_threads = True
 
-    def __init__(self, address: Address, upstream: Address, rules: Rules | None) -> None:
+    def __init__(
+        self,
+        address: Address,
+        upstream: Address,
+        rules: Rules | None,
+        client_timeout: float = CLIENT_TIMEOUT,
+    ) -> None:
         super().__init__(address, ProxyHandler)
-        self.upstream, self.rules = upstream, rules
+        self.upstream, self.rules, self.client_timeout = upstream, rules, client_timeout
 
 
 def _next(http: h11.Connection, sock: socket.socket) -> h11.Event:
@@ -78,6 +100,8 @@ class ProxyHandler(socketserver.BaseRequestHandler):
 
     def handle(self) -> None:
         self.client = h11.Connection(our_role=h11.SERVER)
+        # An idle client (connected, silent, or no longer reading) times out: OSError.
+        self.request.settimeout(self.server.client_timeout)
         # ---- read the client's request: a bad one gets a 400 -------------------------------
         try:
             request = _next(self.client, self.request)
@@ -85,7 +109,7 @@ class ProxyHandler(socketserver.BaseRequestHandler):
             self.reply(exc.error_status_hint, f"bad request: {exc}")
             return
         except OSError:
-            return  # the client left before asking anything
+            return  # the client left, or stayed silent, before asking anything
         if not isinstance(request, h11.Request):
             return  # the client closed without a request
         # The spec sends the last event ID as UTF-8; h11 hands over the raw bytes (and has
@@ -204,6 +228,15 @@ def _pair(text: str) -> tuple[str, str]:
     return old, new
 
 
+def _rename(text: str) -> tuple[str, str]:
+    old, new = _pair(text)
+    try:
+        Event(type=new)  # an empty type or one with CR or LF would fail every event
+    except LocalProtocolError as exc:
+        raise argparse.ArgumentTypeError(f"--rename {text!r}: {exc}") from None
+    return old, new
+
+
 def main(argv: list[str] | None = None) -> int:
     """Proxy until interrupted."""
     parser = argparse.ArgumentParser(description="Proxy an SSE stream, verbatim or rewritten.")
@@ -212,8 +245,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--upstream", default="127.0.0.1:8000", metavar="HOST:PORT")
     parser.add_argument("--mode", choices=("verbatim", "transform"), default="verbatim")
     parser.add_argument("--drop", action="append", default=[], metavar="TYPE")
-    parser.add_argument("--rename", action="append", default=[], type=_pair, metavar="OLD=NEW")
+    parser.add_argument("--rename", action="append", default=[], type=_rename, metavar="OLD=NEW")
     parser.add_argument("--replace", action="append", default=[], type=_pair, metavar="OLD=NEW")
+    parser.add_argument(
+        "--client-timeout",
+        type=float,
+        default=CLIENT_TIMEOUT,
+        metavar="SECONDS",
+        help="close a client that sends nothing, or stops reading, for this long",
+    )
     args = parser.parse_args(argv)
     rules = None
     if args.mode == "transform":
@@ -221,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.drop or args.rename or args.replace:
         parser.error("--drop, --rename and --replace need --mode transform")
     host, _, port = args.upstream.rpartition(":")
-    with ProxyServer((args.host, args.port), (host, int(port)), rules) as server:
+    address, upstream = (args.host, args.port), (host, int(port))
+    with ProxyServer(address, upstream, rules, args.client_timeout) as server:
         url = f"http://{args.host}:{server.socket.getsockname()[1]}/"
         print(f"proxying {url} -> {args.upstream} ({args.mode})", flush=True)
         with contextlib.suppress(KeyboardInterrupt):

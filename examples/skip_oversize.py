@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from sse_sansio import (
     Connection,
     Event,
+    OptInItem,
     RemoteProtocolError,
     SkippedEvent,
     iter_events,
@@ -31,13 +32,13 @@ from sse_sansio import (
 MAX_EVENT_SIZE = 1 << 20
 
 
-def skipping(max_event_size: int = MAX_EVENT_SIZE) -> Connection:
+def skipping(max_event_size: int = MAX_EVENT_SIZE) -> Connection[OptInItem]:
     """A connection that skips the events over ``max_event_size`` instead of failing."""
     return Connection(max_event_size=max_event_size, on_oversize="skip")
 
 
 def events_within(
-    chunks: Iterable[bytes], conn: Connection, *, log: Callable[[str], None]
+    chunks: Iterable[bytes], conn: Connection[OptInItem], *, log: Callable[[str], None]
 ) -> Iterator[Event]:
     """The events of the stream that fit in the connection's limit; the others are logged.
 

@@ -7,7 +7,7 @@ follow the WHATWG HTML standard and survive any split of the input; the caller o
 every socket and file.  Standard library only.
 """
 
-from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, NeedData
+from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, NeedData, OptInItem
 from ._errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._events import (
     Comment,
@@ -19,7 +19,7 @@ from ._events import (
     ReceivedItem,
     SkippedEvent,
 )
-from ._feeding import TruncatedStreamError, aiter_events, iter_events
+from ._feeding import READ_SIZE, TruncatedStreamError, aiter_events, iter_events
 from ._implementation import IMPLEMENTATION, Connection
 from ._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
 from ._replay import AsyncReplayWindow, ReplayWindow, Resume
@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
     "IMPLEMENTATION",
     "NEED_DATA",
+    "READ_SIZE",
     "AsyncReplayStore",
     "AsyncReplayWindow",
     "AttemptEnd",
@@ -47,6 +48,7 @@ __all__ = [
     "LocalProtocolError",
     "MemoryStore",
     "NeedData",
+    "OptInItem",
     "PiecedEvent",
     "ProtocolError",
     "ReceivedItem",

@@ -39,15 +39,24 @@ import sys
 from collections import deque
 from collections.abc import Iterator
 from itertools import chain
-from typing import Final, Literal, NoReturn
+from typing import TYPE_CHECKING, Final, Generic, Literal, NoReturn, overload
 
 from ._errors import LocalProtocolError, RemoteProtocolError
-from ._events import AnyItem, Comment, EndOfStream, Event
+from ._events import (
+    AnyItem,
+    Comment,
+    DataPiece,
+    Diagnostic,
+    EndOfStream,
+    Event,
+    PiecedEvent,
+    SkippedEvent,
+)
 from ._interpret import parse
 from ._need_data import NEED_DATA, NeedData
 from ._raw import RawBytes
 
-__all__ = ["DEFAULT_MAX_EVENT_SIZE", "NEED_DATA", "Connection", "NeedData"]
+__all__ = ["DEFAULT_MAX_EVENT_SIZE", "NEED_DATA", "Connection", "NeedData", "OptInItem"]
 
 # The default limit on one event's size in the stream, from the first byte of its block
 # (comments inside it count) up to the blank line that dispatches it.  The line end that
@@ -66,8 +75,28 @@ DEFAULT_MAX_EVENT_SIZE: Final = 16 * 1024 * 1024
 
 _NO_LIMIT: Final = sys.maxsize
 
+# Typing: what a connection returns besides the classic items is its type parameter.
+# Connection() (no opt-in option) is Connection[Never]: next_event() returns Event,
+# Comment, EndOfStream or NEED_DATA, and nothing else.  A connection made with
+# on_oversize, piece_size or diagnostics is Connection[OptInItem]: it may also return
+# those items, so a type checker checks the branches that handle them instead of
+# calling them unreachable.  __init__'s overloads pick the parameter from the options;
+# a bare ``Connection`` in an annotation means Connection[Never] (the TypeVar's
+# default).  The type parameter exists for checkers only: the compiled class is not
+# generic, so write ``Connection[...]`` in annotations (under ``from __future__ import
+# annotations``), not in code that runs.
+OptInItem = SkippedEvent | DataPiece | PiecedEvent | Diagnostic
+if TYPE_CHECKING:
+    from typing_extensions import Never, TypeVar
 
-class Connection:
+    _Extra = TypeVar("_Extra", bound=OptInItem, covariant=True, default=Never)
+else:
+    from typing import TypeVar
+
+    _Extra = TypeVar("_Extra", bound=OptInItem, covariant=True)
+
+
+class Connection(Generic[_Extra]):
     """The receiving side of one ``text/event-stream``, as a sans-I/O state machine.
 
     Feed it bytes with :meth:`receive_data` and pull items with :meth:`next_event`::
@@ -121,8 +150,9 @@ class Connection:
             else (HTTP headers, chunked-encoding sizes, HTML, JSON, gzip).
 
     A connection that sets any of the last three options runs a simpler line-by-line
-    parser (4 to 8 times slower than the default one on small events, up to 17 times on a
-    stream of blank lines; the pure core's, whichever core the process uses:
+    parser (6 to 8 times slower than the default one on small events or a huge line,
+    about 10 times on a stream of blank lines, as docs/huge-input.rst measures; the pure
+    core's, whichever core the process uses:
     :attr:`implementation` says which).
 
     Failure is final.  Once :meth:`next_event` has raised, whatever it raised, the
@@ -138,6 +168,30 @@ class Connection:
     readable, for a reconnect.
     """
 
+    @overload
+    def __init__(
+        self: Connection[Never],
+        *,
+        errors: Literal["strict", "replace"] = ...,
+        last_event_id: str = ...,
+        max_event_size: int | None = ...,
+        keep_raw: bool = ...,
+        on_oversize: Literal["error"] = ...,
+        piece_size: None = ...,
+        diagnostics: Literal[False] = ...,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Connection[OptInItem],
+        *,
+        errors: Literal["strict", "replace"] = ...,
+        last_event_id: str = ...,
+        max_event_size: int | None = ...,
+        keep_raw: bool = ...,
+        on_oversize: Literal["error", "skip"] = ...,
+        piece_size: int | None = ...,
+        diagnostics: bool = ...,
+    ) -> None: ...
     def __init__(
         self,
         *,
@@ -151,8 +205,11 @@ class Connection:
     ) -> None:
         if errors not in ("strict", "replace"):
             raise ValueError(f'errors must be "strict" or "replace", not {errors!r}')
-        if not isinstance(last_event_id, str):
+        if not issubclass(type(last_event_id), str):
             raise TypeError(f"last_event_id must be str, not {type(last_event_id).__name__}")
+        # Copied to an exact str first, as serialize() does: a subclass's __contains__
+        # could pass the check below and keep CR or LF in what is stored and sent.
+        last_event_id = str.__str__(last_event_id)
         if "\0" in last_event_id or "\r" in last_event_id or "\n" in last_event_id:
             # The stream itself can never set such an ID; refusing it here also keeps
             # it from being sent back in a Last-Event-ID header.
@@ -286,7 +343,7 @@ class Connection:
         else:
             self._later.append(data)
 
-    def next_event(self) -> Event | Comment | EndOfStream | NeedData:
+    def next_event(self) -> Event | Comment | EndOfStream | _Extra | NeedData:
         """Return the next complete item, or ``NEED_DATA``.
 
         Items come in stream order: an :class:`Event` when a blank line dispatches one,

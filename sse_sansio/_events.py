@@ -412,6 +412,9 @@ class Diagnostic(_Item):
         message: A sentence for a human; its wording may change.
         start: Offset of the line or bytes concerned; ``-1`` when built by hand.
         end: Offset just past them; ``-1`` when built by hand.
+        raw: ``b""`` with ``Connection(keep_raw=True)``: a diagnostic hands out no
+            bytes, the line it names is forwarded with the next item that does (a
+            verbatim proxy writes every item's ``raw``); otherwise ``None``.
 
     Only ``code`` and ``message`` take part in equality and hashing.
     """
@@ -426,10 +429,11 @@ class Diagnostic(_Item):
     message: str = _field(1, "A sentence for a human.")
     start: int = _field(2, "Stream offset of the line or bytes concerned.")
     end: int = _field(3, "Stream offset just past them.")
+    raw: bytes | None = _field(4, "b'' in keep_raw mode, else None.")
 
     def __new__(cls, *, code: str, message: str = "") -> Diagnostic:
         text = _text("Diagnostic", "code", code)
-        return _new(cls, (text, _text("Diagnostic", "message", message), -1, -1))
+        return _new(cls, (text, _text("Diagnostic", "message", message), -1, -1, None))
 
     @property
     def span(self) -> tuple[int, int]:

@@ -17,20 +17,32 @@
 #   the EndOfStream item instead, for callers (proxies, recorders) that handle it.
 # - Errors from the parser propagate unchanged, with their byte offsets.
 #
+# - A file object is read with read1() where it has one (http.client's response,
+#   io.BufferedReader, BytesIO): it returns what has arrived, where read(65536) waits
+#   for 64 KiB or the end, and a slow stream's first event would wait with it.
+#
 # Invariants: a chunk is fed only when the parser has returned NEED_DATA, so at most one
 # chunk is buffered beyond what the caller has consumed (the pull model is kept); empty
-# chunks are skipped, since b"" would end the stream early; nothing here reads a clock,
-# opens a socket or knows an HTTP client.
+# chunks are skipped, since b"" would end the stream early; only running out of chunks
+# ends the stream: a None chunk (or a non-blocking file's None read) is an error, never
+# a quiet clean end; nothing here reads a clock, opens a socket or knows an HTTP client.
 
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncGenerator, AsyncIterable, Generator, Iterable
-from typing import Any, Literal, Protocol, overload
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Generator,
+    Iterable,
+    Iterator,
+)
+from typing import Any, Literal, Protocol, TypeVar, cast, overload
 
-from ._connection import NEED_DATA, Connection
+from ._connection import NEED_DATA, Connection, OptInItem
 from ._errors import RemoteProtocolError
-from ._events import Comment, EndOfStream, Event
+from ._events import AnyItem, Comment, EndOfStream, Event
 
 __all__ = ["READ_SIZE", "TruncatedStreamError", "aiter_events", "iter_events"]
 
@@ -79,9 +91,12 @@ Chunk = bytes | bytearray | memoryview
 Chunks = Iterable[Chunk] | _BinaryReader
 AsyncChunks = AsyncIterable[Chunk]
 EndOfStreamMode = Literal["raise", "yield"]
+# Typing: the items a given connection adds to Event and Comment (see _connection.py).
+_X = TypeVar("_X", bound=OptInItem)
+AnyConnection = Connection[OptInItem]  # any connection: the parameter is covariant
 
 
-def _connection(connection: Connection | None, options: dict[str, Any]) -> Connection:
+def _connection(connection: AnyConnection | None, options: dict[str, Any]) -> AnyConnection:
     if connection is None:
         return Connection(**options)
     if options:
@@ -94,11 +109,55 @@ def _connection(connection: Connection | None, options: dict[str, Any]) -> Conne
 def chunks_of(chunks: Chunks) -> Iterable[Chunk]:
     if isinstance(chunks, io.TextIOBase):
         raise TypeError("iter_events() needs bytes: open the file in binary mode ('rb')")
+    if isinstance(chunks, (bytes, bytearray, memoryview)):
+        # Iterating bytes gives ints: name the mistake instead of failing on the first.
+        raise TypeError(
+            f"iter_events() takes an iterable of byte chunks, not {type(chunks).__name__}"
+            " itself: pass [data]"
+        )
     if hasattr(chunks, "read"):
         # A file object: read it in blocks (iterating it would split it into lines).
-        read = chunks.read
-        return iter(lambda: read(READ_SIZE), b"")
+        return _blocks(cast(_BinaryReader, chunks))
     return chunks
+
+
+def _blocks(file: _BinaryReader) -> Generator[bytes, None, None]:
+    """A file's blocks until its end: what has arrived (read1) where the file can say."""
+    read1 = getattr(file, "read1", None)
+    read = read1 if callable(read1) else file.read
+    while True:
+        block = read(READ_SIZE)
+        if block is None:
+            raise ValueError(
+                "the file's read returned None: it is non-blocking and has no data yet;"
+                " iter_events() needs a blocking file (or use aiter_events())"
+            )
+        if not block:
+            return
+        yield block
+
+
+_NONE_CHUNK = "a chunk is None, not bytes: only running out of chunks ends the stream"
+
+
+def _next_chunk(source: Iterator[Chunk]) -> Chunk | None:
+    """The next non-empty chunk, or None when the chunks ran out."""
+    for chunk in source:
+        if chunk is None:
+            raise TypeError(_NONE_CHUNK)
+        if chunk:  # an empty chunk is not the end
+            return chunk
+    return None
+
+
+async def _anext_chunk(source: AsyncIterator[Chunk]) -> Chunk | None:
+    """:func:`_next_chunk` for an async iterator."""
+    async for chunk in source:
+        if chunk is None:
+            raise TypeError(_NONE_CHUNK)
+        if chunk:
+            return chunk
+    return None
 
 
 def _end(item: EndOfStream, received: int, mode: EndOfStreamMode) -> EndOfStream | None:
@@ -119,29 +178,73 @@ def _check_mode(end_of_stream: str) -> None:
 def iter_events(
     chunks: Chunks,
     *,
-    connection: Connection | None = ...,
+    connection: None = ...,
     end_of_stream: Literal["raise"] = ...,
+    on_oversize: Literal["error"] = ...,
+    piece_size: None = ...,
+    diagnostics: Literal[False] = ...,
     **connection_options: Any,
 ) -> Generator[Event | Comment, None, None]: ...
 @overload
 def iter_events(
     chunks: Chunks,
     *,
-    connection: Connection | None = ...,
-    end_of_stream: Literal["yield"],
-    **connection_options: Any,
-) -> Generator[Event | Comment | EndOfStream, None, None]: ...
+    connection: Connection[_X],
+    end_of_stream: Literal["raise"] = ...,
+) -> Generator[Event | Comment | _X, None, None]: ...
+@overload
 def iter_events(
     chunks: Chunks,
     *,
-    connection: Connection | None = None,
+    connection: None = ...,
+    end_of_stream: Literal["raise"] = ...,
+    on_oversize: Literal["error", "skip"] = ...,
+    piece_size: int | None = ...,
+    diagnostics: bool = ...,
+    **connection_options: Any,
+) -> Generator[Event | Comment | OptInItem, None, None]: ...
+@overload
+def iter_events(
+    chunks: Chunks,
+    *,
+    connection: None = ...,
+    end_of_stream: Literal["yield"],
+    on_oversize: Literal["error"] = ...,
+    piece_size: None = ...,
+    diagnostics: Literal[False] = ...,
+    **connection_options: Any,
+) -> Generator[Event | Comment | EndOfStream, None, None]: ...
+@overload
+def iter_events(
+    chunks: Chunks,
+    *,
+    connection: Connection[_X],
+    end_of_stream: Literal["yield"],
+) -> Generator[Event | Comment | _X | EndOfStream, None, None]: ...
+@overload
+def iter_events(
+    chunks: Chunks,
+    *,
+    connection: None = ...,
+    end_of_stream: Literal["yield"],
+    on_oversize: Literal["error", "skip"] = ...,
+    piece_size: int | None = ...,
+    diagnostics: bool = ...,
+    **connection_options: Any,
+) -> Generator[Event | Comment | OptInItem | EndOfStream, None, None]: ...
+def iter_events(
+    chunks: Chunks,
+    *,
+    connection: AnyConnection | None = None,
     end_of_stream: EndOfStreamMode = "raise",
     **connection_options: Any,
-) -> Generator[Event | Comment | EndOfStream, None, None]:
+) -> Generator[AnyItem, None, None]:
     """Parse a whole stream from an iterable of byte chunks; yield its items.
 
     ``chunks`` is anything that gives bytes: httpx's ``response.iter_raw()``, a list, a
-    generator, or a binary file object (read in blocks of :data:`READ_SIZE` bytes).
+    generator, or a binary file object (read in blocks of up to :data:`READ_SIZE`
+    bytes, with ``read1()`` where it has one, so that what has arrived is parsed at
+    once instead of waiting for a full block).
     When the chunks run out, the stream is ended (``receive_data(b"")``) for you.
 
     Args:
@@ -157,15 +260,22 @@ def iter_events(
             ``last_event_id``, ``max_event_size``, ``keep_raw``).
 
     Yields:
-        Each :class:`Event` and :class:`Comment`, in stream order.
+        Each :class:`Event` and :class:`Comment`, in stream order, and the items of the
+        opt-in modes when the connection's options ask for them.  For type checkers
+        the options decide: with ``on_oversize``, ``piece_size`` or ``diagnostics`` at
+        other than their defaults (or a ``connection`` made so), the yield type also
+        holds :class:`SkippedEvent`, :class:`DataPiece`, :class:`PiecedEvent` and
+        :class:`Diagnostic`.
 
     Raises:
         TruncatedStreamError: the stream ended in the middle of a line or an event;
             every complete item before it was yielded.
         RemoteProtocolError: from the parser (invalid UTF-8, an event too large),
             after every item before the bad byte.
-        TypeError: a text file, a chunk that is not bytes, or both ``connection`` and
+        TypeError: a text file, ``bytes`` itself instead of an iterable of chunks, a
+            chunk that is not bytes (``None`` included), or both ``connection`` and
             Connection options.
+        ValueError: a non-blocking file whose read returned ``None``.
     """
     _check_mode(end_of_stream)
     conn = _connection(connection, connection_options)
@@ -173,10 +283,10 @@ def iter_events(
 
 
 def _iter_events(
-    conn: Connection,
+    conn: AnyConnection,
     chunks: Iterable[bytes | bytearray | memoryview],
     mode: EndOfStreamMode,
-) -> Generator[Event | Comment | EndOfStream, None, None]:
+) -> Generator[AnyItem, None, None]:
     next_event = conn.next_event
     receive_data = conn.receive_data
     source = iter(chunks)
@@ -184,9 +294,7 @@ def _iter_events(
     while True:
         item = next_event()
         if item is NEED_DATA:
-            chunk = next(source, None)
-            while chunk is not None and not chunk:  # an empty chunk is not the end
-                chunk = next(source, None)
+            chunk = _next_chunk(source)
             if chunk is None:
                 receive_data(b"")  # the chunks ran out: the end of the stream
             else:
@@ -205,25 +313,67 @@ def _iter_events(
 def aiter_events(
     async_chunks: AsyncChunks,
     *,
-    connection: Connection | None = ...,
+    connection: None = ...,
     end_of_stream: Literal["raise"] = ...,
+    on_oversize: Literal["error"] = ...,
+    piece_size: None = ...,
+    diagnostics: Literal[False] = ...,
     **connection_options: Any,
 ) -> AsyncGenerator[Event | Comment, None]: ...
 @overload
 def aiter_events(
     async_chunks: AsyncChunks,
     *,
-    connection: Connection | None = ...,
-    end_of_stream: Literal["yield"],
-    **connection_options: Any,
-) -> AsyncGenerator[Event | Comment | EndOfStream, None]: ...
+    connection: Connection[_X],
+    end_of_stream: Literal["raise"] = ...,
+) -> AsyncGenerator[Event | Comment | _X, None]: ...
+@overload
 def aiter_events(
     async_chunks: AsyncChunks,
     *,
-    connection: Connection | None = None,
+    connection: None = ...,
+    end_of_stream: Literal["raise"] = ...,
+    on_oversize: Literal["error", "skip"] = ...,
+    piece_size: int | None = ...,
+    diagnostics: bool = ...,
+    **connection_options: Any,
+) -> AsyncGenerator[Event | Comment | OptInItem, None]: ...
+@overload
+def aiter_events(
+    async_chunks: AsyncChunks,
+    *,
+    connection: None = ...,
+    end_of_stream: Literal["yield"],
+    on_oversize: Literal["error"] = ...,
+    piece_size: None = ...,
+    diagnostics: Literal[False] = ...,
+    **connection_options: Any,
+) -> AsyncGenerator[Event | Comment | EndOfStream, None]: ...
+@overload
+def aiter_events(
+    async_chunks: AsyncChunks,
+    *,
+    connection: Connection[_X],
+    end_of_stream: Literal["yield"],
+) -> AsyncGenerator[Event | Comment | _X | EndOfStream, None]: ...
+@overload
+def aiter_events(
+    async_chunks: AsyncChunks,
+    *,
+    connection: None = ...,
+    end_of_stream: Literal["yield"],
+    on_oversize: Literal["error", "skip"] = ...,
+    piece_size: int | None = ...,
+    diagnostics: bool = ...,
+    **connection_options: Any,
+) -> AsyncGenerator[Event | Comment | OptInItem | EndOfStream, None]: ...
+def aiter_events(
+    async_chunks: AsyncChunks,
+    *,
+    connection: AnyConnection | None = None,
     end_of_stream: EndOfStreamMode = "raise",
     **connection_options: Any,
-) -> AsyncGenerator[Event | Comment | EndOfStream, None]:
+) -> AsyncGenerator[AnyItem, None]:
     """:func:`iter_events` for an async iterable of byte chunks.
 
     ``async_chunks`` is httpx's ``response.aiter_raw()``, aiohttp's
@@ -237,8 +387,8 @@ def aiter_events(
 
 
 async def _aiter_events(
-    conn: Connection, chunks: AsyncChunks, mode: EndOfStreamMode
-) -> AsyncGenerator[Event | Comment | EndOfStream, None]:
+    conn: AnyConnection, chunks: AsyncChunks, mode: EndOfStreamMode
+) -> AsyncGenerator[AnyItem, None]:
     next_event = conn.next_event
     receive_data = conn.receive_data
     source = aiter(chunks)
@@ -246,9 +396,7 @@ async def _aiter_events(
     while True:
         item = next_event()
         if item is NEED_DATA:
-            chunk = await anext(source, None)
-            while chunk is not None and not chunk:  # an empty chunk is not the end
-                chunk = await anext(source, None)
+            chunk = await _anext_chunk(source)
             if chunk is None:
                 receive_data(b"")  # the chunks ran out: the end of the stream
             else:

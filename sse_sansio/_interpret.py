@@ -85,7 +85,7 @@ from ._need_data import NEED_DATA, NeedData
 from ._uniform import MIN_BLOCKS, uniform_blocks
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from ._connection import Connection, OptInItem
     from ._raw import RawBytes
 
 __all__ = ["FAST_PATH", "parse"]
@@ -105,7 +105,9 @@ _NO_LIMIT: Final = sys.maxsize
 Item = Event | Comment | EndOfStream | NeedData
 
 
-def parse(conn: Connection, last_event_id: str, strict: bool, limit: int) -> Iterator[Item]:
+def parse(
+    conn: Connection[OptInItem], last_event_id: str, strict: bool, limit: int
+) -> Iterator[Item]:
     """The parser: a generator that next_event() resumes once per item.
 
     The one long function of the package, and the one over the package's bar of about
@@ -529,7 +531,7 @@ def _deferred_event(
     return tuple.__new__(Event, (event_type, data, id_buffer, retry, start, end, out))
 
 
-def _retry(conn: Connection, value: str, block_retry: int | None) -> int | None:
+def _retry(conn: Connection[OptInItem], value: str, block_retry: int | None) -> int | None:
     """A retry field: set the reconnection time if its value is valid (_retry_value).
 
     Returns the block's retry value: this one if valid, else ``block_retry``.
@@ -568,7 +570,7 @@ def _fold(data_lines: list[str], folded: int) -> int:
 
 
 def _end(
-    conn: Connection,
+    conn: Connection[OptInItem],
     line: list[bytes | bytearray],
     offset: int,
     partial_event: bool,

@@ -65,7 +65,7 @@ from ._lines import check_cut_line, exceeds, fail, take_bom
 from ._need_data import NEED_DATA, NeedData
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from ._connection import Connection, OptInItem
     from ._raw import RawBytes
 
 __all__ = ["parse"]
@@ -82,7 +82,7 @@ _new = tuple.__new__
 
 
 def parse(
-    conn: Connection,
+    conn: Connection[OptInItem],
     last_event_id: str,
     strict: bool,
     limit: int,
@@ -112,7 +112,7 @@ class _Parser:
 
     def __init__(
         self,
-        conn: Connection,
+        conn: Connection[OptInItem],
         last_event_id: str,
         strict: bool,
         limit: int,
@@ -539,16 +539,21 @@ class _Parser:
         head = head[:cut]
         seen = sniff_start(head)
         if seen is not None:
-            yield _new(Diagnostic, (*seen, self.start, self.start + len(head)))
+            yield self.diagnostic(*seen, self.start, self.start + len(head))
 
     def field_diagnostic(self, field: str, value: str, start: int, end: int) -> Iterator[Item]:
         seen = field_diagnostic(field, value)
         if seen is not None:
-            yield _new(Diagnostic, (*seen, start, end))
+            yield self.diagnostic(*seen, start, end)
 
     def discarded(self, end: int) -> Iterator[Item]:
         code, message = discarded_block(self.id_seen, self.retry_seen)
-        yield _new(Diagnostic, (code, message, self.event_start, end))
+        yield self.diagnostic(code, message, self.event_start, end)
+
+    def diagnostic(self, code: str, message: str, start: int, end: int) -> Diagnostic:
+        # keep_raw: b"", the line's bytes go out with the next item that hands some out.
+        raw = None if self.raw is None else b""
+        return _new(Diagnostic, (code, message, start, end, raw))
 
     # ------------------------------------------------------------------ the end
 

@@ -37,7 +37,7 @@ from ._errors import RemoteProtocolError
 from ._need_data import NEED_DATA, NeedData
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from ._connection import Connection, OptInItem
 
 __all__ = [
     "SPILL",
@@ -84,7 +84,7 @@ def exceeds(limit: int, offset: int) -> NoReturn:
     fail(f"event exceeds max_event_size={limit} bytes", offset)
 
 
-def take_bom(conn: Connection) -> Generator[NeedData, None, tuple[int, bytes]]:
+def take_bom(conn: Connection[OptInItem]) -> Generator[NeedData, None, tuple[int, bytes]]:
     """Wait for the stream's first bytes; drop a leading BOM.  Once per stream.
 
     Spec (Encoding, "UTF-8 decode"): a leading BOM is dropped, only at the very start

@@ -13,13 +13,27 @@
 #   reconnecting" (9.2.5).
 #
 # What users need beyond that, decided here:
-# - Exponential backoff: the n-th failed attempt in a row waits
-#   min(cap, reconnection time * backoff ** (n - 1)), cap = max(max_delay, reconnection
+# - Exponential backoff: the first failed attempt in a run waits the reconnection time,
+#   as the spec says; the n-th in a row waits min(cap, floor * backoff ** (n - 1)),
+#   floor = max(reconnection time, MIN_BACKOFF), cap = max(max_delay, reconnection
 #   time), less a random part (jitter) of what exceeds the reconnection time: every delay
 #   lies in [reconnection time, cap], so the server's ``retry`` is always honoured, and
-#   clients that fail together do not all come back together.
+#   clients that fail together do not all come back together.  The floor is positive
+#   so that ``retry: 0`` (or initial_delay=0) cannot make a refused connection a busy
+#   loop; the power is computed so that no run of failures, however long, overflows.
 # - The server's ``retry`` is bounded by max_retry: a hostile or buggy server cannot
-#   park the client for a day.
+#   park the client for a day (the bound is applied to the exact int, so that a value
+#   of 400 digits clamps instead of overflowing a float).
+# - The Last-Event-ID header is sent only when HTTP clients can send it: the spec
+#   encodes the ID as UTF-8, but httpx refuses non-ASCII str values, h11 a value with
+#   leading or trailing whitespace, aiohttp control characters.  Such an ID (the stream
+#   may set any text without CR, LF or NUL) is left out of the headers, as an empty one
+#   is, and the Reconnect's reason says so: the request still reaches the server, which
+#   starts the stream over, instead of failing the same way on every reconnection.
+# - Times must be finite numbers: a clock that gives inf, nan or an int beyond float
+#   is a bug, refused with ValueError before it can poison every later delay.
+# - A planner is a plain object, not thread-safe: use it from one thread or task at a
+#   time (the one that runs the loop), as a Connection.
 # - The run of failures is reset once an attempt delivered an event, or stayed connected
 #   for reset_after seconds; max_attempts bounds a run of failures.
 # - A protocol error (invalid UTF-8, an event over max_event_size) is not a network drop:
@@ -40,14 +54,16 @@
 from __future__ import annotations
 
 import enum
+import math
 import random as _random
+import re
 import socket
 from collections.abc import AsyncGenerator, Collection, Generator
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, overload
 
-from ._connection import Connection
+from ._connection import Connection, OptInItem
 from ._errors import LocalProtocolError, RemoteProtocolError
 from ._events import Comment, Event
 from ._feeding import (
@@ -71,6 +87,9 @@ DEFAULT_MAX_DELAY = 30.0
 DEFAULT_MAX_RETRY = 60.0
 # A stream that stayed up this long was healthy (LaunchDarkly's retryResetInterval).
 DEFAULT_RESET_AFTER = 60.0
+# The smallest delay the backoff grows from, whatever ``retry`` and initial_delay say:
+# a tenth of a second, so that 6 refused connections in a row take 3 s, not 0 s.
+MIN_BACKOFF = 0.1
 
 
 class AttemptEnd(enum.Enum):
@@ -118,7 +137,8 @@ class Reconnect:
         at: The time to connect, ``now + delay`` on the caller's clock.
         headers: The request headers the standard asks for: ``Accept:
             text/event-stream``, ``Cache-Control: no-cache``, and ``Last-Event-ID``
-            when the last event ID is not empty.  A new dict each time: add your own.
+            when the last event ID is not empty and can be sent as a header (see
+            :meth:`ReconnectPlanner.headers`).  A new dict each time: add your own.
         attempt: Which attempt of the current run of failures this is (1: the first
             after a healthy stream, or the very first).
         reason: Why, for a log line.
@@ -206,6 +226,9 @@ class ReconnectPlanner:
         random: The jitter's source, an object with ``random() -> float`` in [0, 1):
             pass ``random.Random(seed)`` for reproducible delays.
 
+    A planner is a plain object, not thread-safe: use it from one thread or task at a
+    time, the one that runs the loop.
+
     Raises:
         ValueError: an argument out of range.
     """
@@ -228,6 +251,10 @@ class ReconnectPlanner:
     ) -> None:
         if mode not in ("eventsource", "single"):
             raise ValueError(f'mode must be "eventsource" or "single", not {mode!r}')
+        if issubclass(type(last_event_id), str):
+            # An exact str copy, checked and kept: a str subclass's __contains__ could
+            # hide CR or LF from the check, its encode() change what a client sends.
+            last_event_id = str.__str__(last_event_id)
         Connection(last_event_id=last_event_id)  # the same checks as the parser's
         for name, value in (
             ("initial_delay", initial_delay),
@@ -290,7 +317,8 @@ class ReconnectPlanner:
         if the server set one, else ``initial_delay``."""
         if self._retry is None:
             return self._initial_delay
-        return min(self._retry / 1000, self._max_retry)
+        # Clamped while still an exact int: retry: 1 and 400 zeros would overflow a float.
+        return min(self._retry, self._max_retry * 1000) / 1000
 
     @property
     def failures(self) -> int:
@@ -303,9 +331,17 @@ class ReconnectPlanner:
         return self._stop
 
     def headers(self) -> dict[str, str]:
-        """The request headers for the next attempt (a new dict)."""
+        """The request headers for the next attempt (a new dict).
+
+        ``Last-Event-ID`` is :attr:`last_event_id` when it is not empty and every
+        documented client can send it: printable ASCII, spaces only between other
+        characters.  Any other ID (``café``, ``42 `` with a trailing space, one with a
+        control character) is left out, so the server starts the stream over instead of
+        the request failing in the client on every reconnection; the Reconnect's
+        ``reason`` says so.
+        """
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
-        if self._last_event_id:
+        if self._last_event_id and _unsendable(self._last_event_id) is None:
             # Spec: "If the event source's last event ID string is not the empty
             # string, set (`Last-Event-ID`, last event ID string, encoded as UTF-8)".
             headers["Last-Event-ID"] = self._last_event_id
@@ -327,7 +363,25 @@ class ReconnectPlanner:
         self._started = True
         return self._next_attempt(now, 0.0, "the first attempt")
 
-    def connection(self, **connection_options: Any) -> Connection:
+    @overload
+    def connection(
+        self,
+        *,
+        on_oversize: Literal["error"] = ...,
+        piece_size: None = ...,
+        diagnostics: Literal[False] = ...,
+        **connection_options: Any,
+    ) -> Connection: ...
+    @overload
+    def connection(
+        self,
+        *,
+        on_oversize: Literal["error", "skip"] = ...,
+        piece_size: int | None = ...,
+        diagnostics: bool = ...,
+        **connection_options: Any,
+    ) -> Connection[OptInItem]: ...
+    def connection(self, **connection_options: Any) -> Connection[OptInItem]:
         """A :class:`Connection` for this attempt, resuming from :attr:`last_event_id`.
 
         :meth:`ended` reads its ``last_event_id`` and ``retry``.  :meth:`events` calls
@@ -343,13 +397,39 @@ class ReconnectPlanner:
         self._accepted = result.streams
         return result
 
-    def received(self, item: Event | Comment) -> None:
+    def received(self, item: Event | Comment | OptInItem) -> None:
         """Count an item of this attempt, for callers that drain a Connection
         themselves (:meth:`events` counts for you): an event makes the attempt
         healthy."""
         if type(item) is Event:
             self._events += 1
 
+    @overload
+    def events(
+        self,
+        chunks: Chunks,
+        status: int | None = ...,
+        headers: Headers | None = ...,
+        *,
+        decoded: bool = ...,
+        on_oversize: Literal["error"] = ...,
+        piece_size: None = ...,
+        diagnostics: Literal[False] = ...,
+        **connection_options: Any,
+    ) -> Generator[Event | Comment, None, None]: ...
+    @overload
+    def events(
+        self,
+        chunks: Chunks,
+        status: int | None = ...,
+        headers: Headers | None = ...,
+        *,
+        decoded: bool = ...,
+        on_oversize: Literal["error", "skip"] = ...,
+        piece_size: int | None = ...,
+        diagnostics: bool = ...,
+        **connection_options: Any,
+    ) -> Generator[Event | Comment | OptInItem, None, None]: ...
     def events(
         self,
         chunks: Chunks,
@@ -358,7 +438,7 @@ class ReconnectPlanner:
         *,
         decoded: bool = False,
         **connection_options: Any,
-    ) -> Generator[Event | Comment, None, None]:
+    ) -> Generator[Event | Comment | OptInItem, None, None]:
         """Check the response (when given its status and headers), then yield the
         events of its body, as :func:`iter_events` does, counting them for the planner.
 
@@ -376,6 +456,32 @@ class ReconnectPlanner:
             self.received(item)
             yield item
 
+    @overload
+    def aevents(
+        self,
+        async_chunks: AsyncChunks,
+        status: int | None = ...,
+        headers: Headers | None = ...,
+        *,
+        decoded: bool = ...,
+        on_oversize: Literal["error"] = ...,
+        piece_size: None = ...,
+        diagnostics: Literal[False] = ...,
+        **connection_options: Any,
+    ) -> AsyncGenerator[Event | Comment, None]: ...
+    @overload
+    def aevents(
+        self,
+        async_chunks: AsyncChunks,
+        status: int | None = ...,
+        headers: Headers | None = ...,
+        *,
+        decoded: bool = ...,
+        on_oversize: Literal["error", "skip"] = ...,
+        piece_size: int | None = ...,
+        diagnostics: bool = ...,
+        **connection_options: Any,
+    ) -> AsyncGenerator[Event | Comment | OptInItem, None]: ...
     async def aevents(
         self,
         async_chunks: AsyncChunks,
@@ -384,7 +490,7 @@ class ReconnectPlanner:
         *,
         decoded: bool = False,
         **connection_options: Any,
-    ) -> AsyncGenerator[Event | Comment, None]:
+    ) -> AsyncGenerator[Event | Comment | OptInItem, None]:
         """:meth:`events` for an async iterable of chunks (see :func:`aiter_events`)."""
         if status is not None:
             result = self.check(status, {} if headers is None else headers, decoded=decoded)
@@ -403,7 +509,7 @@ class ReconnectPlanner:
         how: How = None,
         *,
         now: float,
-        connection: Connection | None = None,
+        connection: Connection[OptInItem] | None = None,
         events: int | None = None,
     ) -> Decision:
         """The attempt is over: reconnect (after what delay, with which headers) or stop.
@@ -426,6 +532,12 @@ class ReconnectPlanner:
 
         Returns:
             :class:`Reconnect` or :class:`Stop`; once stopped, always the same Stop.
+            ``AttemptEnd.RESTART`` while waiting for a Reconnect's ``at`` (no attempt
+            made yet) is a Reconnect at once: the rest of the wait is skipped and the
+            run of failures is kept (the next failure backs off as before).
+
+        Raises:
+            ValueError: ``now`` is not finite (inf, nan, an int too large for a float).
         """
         now = _check_now(now)
         if self._stop is not None:
@@ -503,8 +615,11 @@ class ReconnectPlanner:
         """The delay before the next attempt, after ``self._failures`` failures."""
         base = self.reconnection_time
         cap = max(self._max_delay, base)
-        # The exponent is bounded so that the power cannot overflow a float.
-        grown = min(cap, base * self._backoff ** min(self._failures - 1, 1024))
+        grown = (
+            base
+            if self._failures <= 1
+            else _grown(max(base, MIN_BACKOFF), self._backoff, self._failures - 1, cap)
+        )
         spread = (grown - base) * self._jitter * self._random.random()
         return min(cap, max(base, grown - spread))
 
@@ -516,6 +631,9 @@ class ReconnectPlanner:
         self._events = 0
         attempt = self._failures + 1
         reason = f"{what}; connecting in {delay:.3g} s (attempt {attempt})"
+        problem = _unsendable(self._last_event_id) if self._last_event_id else None
+        if problem is not None:
+            reason += f"; the last event ID {self._last_event_id!r} {problem}: not sent"
         return Reconnect(delay, now + delay, self.headers(), attempt, reason)
 
     def _stopping(self, cause: StopCause, reason: str, error: BaseException | None) -> Stop:
@@ -564,6 +682,39 @@ def _is_number(value: object) -> bool:
 
 
 def _check_now(now: float) -> float:
-    if not _is_number(now) or now != now:
+    if not _is_number(now):
         raise TypeError(f"now must be a number (your clock's time), not {now!r}")
-    return float(now)
+    try:
+        value = float(now)
+    except OverflowError:
+        value = float("inf")
+    if not math.isfinite(value):
+        # (Not repr(now) for an int: one of over 4,300 digits has none.)
+        shown = repr(now) if isinstance(now, float) else "an int too large for a float"
+        raise ValueError(f"now must be a finite time on your clock, not {shown}")
+    return value
+
+
+def _grown(floor: float, backoff: float, exponent: int, cap: float) -> float:
+    """min(cap, floor * backoff ** exponent), for an exponent of any size."""
+    try:
+        return min(cap, floor * backoff**exponent)
+    except OverflowError:  # past a float's range: far past the cap
+        return cap
+
+
+# A header value every documented client sends as it is: visible ASCII, with spaces
+# only inside (httpx encodes str values as ASCII, h11 refuses leading or trailing
+# whitespace, aiohttp and http.client control characters).
+_SENDABLE = re.compile(r"[!-~]+(?: +[!-~]+)*")
+
+
+def _unsendable(event_id: str) -> str | None:
+    """Why an ID cannot be sent as a Last-Event-ID header, or None if it can."""
+    if _SENDABLE.fullmatch(event_id):
+        return None
+    if not event_id.isascii():
+        return "is not ASCII, which HTTP clients do not send"
+    if event_id != event_id.strip(" "):
+        return "starts or ends with a space, which HTTP clients do not send"
+    return "holds a control character, which HTTP clients do not send"

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import email.message
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -33,10 +34,18 @@ __all__ = ["ResponseCheck", "ResponseError", "check_response", "describe_body"]
 # object, short enough for one log line.
 SHOWN = 200
 
-Headers = Mapping[str, str] | Mapping[bytes, bytes] | Iterable[tuple[str | bytes, str | bytes]]
+Headers = (
+    Mapping[str, str]
+    | Mapping[bytes, bytes]
+    | Iterable[tuple[str | bytes, str | bytes]]
+    | email.message.Message  # http.client's and urllib's HTTPMessage
+)
 Action = Literal["stream", "stop", "fail"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+# RFC 9110, 5.5: "optional whitespace" around a field value is SP and HTAB, and only
+# those: str.strip() would also take Unicode spaces such as U+0085 and U+00A0.
+_HTTP_WHITESPACE = " \t"
 _TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
 
 
@@ -118,9 +127,13 @@ def check_response(status: int, headers: Headers, *, decoded: bool = False) -> R
     Args:
         status: The response's status code.
         headers: The response headers: a mapping (``httpx.Headers``, aiohttp's
-            ``CIMultiDictProxy``, a ``dict``) or an iterable of ``(name, value)``
-            pairs (h11's), names and values ``str`` or ``bytes`` (latin-1).  Names are
-            matched without regard to case.
+            ``CIMultiDictProxy``, a ``dict``), ``http.client``'s and urllib's
+            ``HTTPMessage``, or an iterable of ``(name, value)`` pairs (h11's), names
+            and values ``str`` or ``bytes`` (latin-1).  Names are matched without
+            regard to case; values lose their HTTP whitespace (spaces and tabs, nothing
+            else).  A header sent more than once counts as its values joined with
+            ``", "``, whatever the shape, and of a ``Content-Type`` list the last
+            member decides, as Fetch's "extract a MIME type" does.
         decoded: True when the body you will feed is already decoded from its
             Content-Encoding (httpx's ``iter_bytes()``, aiohttp by default); False for
             raw bytes (httpx's ``iter_raw()``, h11, a socket).
@@ -136,7 +149,7 @@ def check_response(status: int, headers: Headers, *, decoded: bool = False) -> R
     content_type = _header(headers, "content-type")
     encoding = _header(headers, "content-encoding")
     location = _header(headers, "location")
-    essence = content_type.partition(";")[0].strip().lower()
+    essence = content_type.rpartition(",")[2].partition(";")[0].strip(_HTTP_WHITESPACE).lower()
 
     def decide(action: Action, reason: str) -> ResponseCheck:
         return ResponseCheck(action, reason, status, content_type, encoding)
@@ -153,7 +166,8 @@ def check_response(status: int, headers: Headers, *, decoded: bool = False) -> R
             f"expected Content-Type text/event-stream, got {got}: not an event stream "
             "(a wrong URL, a login page, a proxy's error page?)",
         )
-    codings = [c.strip().lower() for c in encoding.split(",") if c.strip()]
+    codings = [c.strip(_HTTP_WHITESPACE).lower() for c in encoding.split(",")]
+    codings = [c for c in codings if c]
     if not decoded and any(c != "identity" for c in codings):
         return decide(
             "fail",
@@ -165,14 +179,30 @@ def check_response(status: int, headers: Headers, *, decoded: bool = False) -> R
 
 
 def _header(headers: Headers, name: str) -> str:
-    """The named header's value (the last one if repeated) as str, or ``""``."""
-    pairs = headers.items() if isinstance(headers, Mapping) else headers
-    found = ""
-    for key, value in pairs:
+    """The named header's values joined with ``", "``, as str, or ``""``.
+
+    Joined, not the last one: httpx.Headers.items() already joins a repeated header
+    (RFC 9110, 5.3: a field sent twice is one comma-separated list), so every shape
+    of headers gets the same answer only if the other shapes' pairs are joined too.
+    """
+    values = []
+    for key, value in _pairs(headers):
         key_text = key.decode("latin-1") if isinstance(key, bytes) else key
         if key_text.lower() == name:
-            found = value.decode("latin-1") if isinstance(value, bytes) else value
-    return found.strip()
+            text = value.decode("latin-1") if isinstance(value, bytes) else value
+            values.append(text.strip(_HTTP_WHITESPACE))
+    return ", ".join(values)
+
+
+def _pairs(headers: Headers) -> Iterable[tuple[str | bytes, str | bytes]]:
+    """(name, value) pairs of any shape of headers, a repeated header once per value."""
+    multi_items = getattr(headers, "multi_items", None)  # httpx.Headers: unjoined pairs
+    if callable(multi_items):
+        return multi_items()  # type: ignore[no-any-return]
+    items = getattr(headers, "items", None)  # a Mapping, a multidict, an HTTPMessage
+    if callable(items):
+        return items()  # type: ignore[no-any-return]
+    return headers  # type: ignore[return-value]
 
 
 def _status_reason(status: int, location: str) -> str:
@@ -212,8 +242,12 @@ def describe_body(body: bytes | bytearray | memoryview, *, limit: int = SHOWN) -
         limit: The most characters of the body to show.
 
     Returns:
-        One line of text, such as: a JSON error: 'Invalid API key'; the body starts:
-        '{"error": {"message": "Invalid API key"}}'.
+        One line of text for a log.  For an API's JSON error it quotes the message,
+        then the start of the body, as in this line (wrapped here)::
+
+            a JSON error: 'Invalid API key'; the body starts:
+            '{"error": {"message": "Invalid API key"}}'
+
     """
     data = bytes(body)
     if not data:
@@ -262,6 +296,8 @@ def _json_message(data: bytes) -> str | None:
     try:
         value = json.loads(data.decode("utf-8"))
     except ValueError:  # also UnicodeDecodeError; a body cut short by the first chunk
+        return None
+    except RecursionError:  # nested deeper than json can go, such as 64 KiB of "["
         return None
     for key in ("error", "message", "detail", "error_description"):
         found = value.get(key) if isinstance(value, dict) else None

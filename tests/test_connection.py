@@ -656,7 +656,7 @@ def test_bad_max_event_size(size: Any) -> None:
 
 def test_positional_arguments_are_refused() -> None:
     with pytest.raises(TypeError):
-        Connection("replace")  # type: ignore[call-arg]
+        Connection("replace")  # type: ignore[call-overload]
 
 
 # ---------------------------------------------------------------- keep_raw

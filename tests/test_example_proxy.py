@@ -187,3 +187,27 @@ def test_a_client_that_leaves_without_asking_gets_nothing_and_breaks_nothing(
     assert _ask(port, b"") == b""
     # The proxy still serves the next client.
     assert _status(_ask(port, _get("/stream"))) == 200
+
+
+def test_an_idle_client_is_closed_after_the_client_timeout(upstream_port: int) -> None:
+    server = proxy.ProxyServer(("127.0.0.1", 0), ("127.0.0.1", upstream_port), None, 0.2)
+    served = _serve(server)
+    port = next(served)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as idle:
+            # Connected, and sending nothing: the proxy closes its end (recv gets b""),
+            # where it once held the socket and its thread forever (this recv timed out).
+            assert idle.recv(1) == b""
+        assert _status(_ask(port, _get("/stream"))) == 200  # and it serves the next one
+    finally:
+        next(served, None)
+
+
+@pytest.mark.parametrize("rename", ["x=", "x=a\nb", "x=a\rb"])
+def test_a_rename_to_an_invalid_type_is_refused(
+    rename: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        proxy.main(["--mode", "transform", "--rename", rename])
+    assert exit_.value.code == 2
+    assert "--rename" in capsys.readouterr().err

@@ -195,9 +195,9 @@ def test_a_given_connection_keeps_last_event_id_and_retry() -> None:
 
 def test_a_connection_and_options_do_not_mix() -> None:
     with pytest.raises(TypeError, match="either connection= or Connection options"):
-        iter_events([], connection=Connection(), errors="replace")
+        iter_events([], connection=Connection(), errors="replace")  # type: ignore[call-overload]
     with pytest.raises(TypeError, match="either connection="):
-        aiter_events(agen([]), connection=Connection(), max_event_size=5)
+        aiter_events(agen([]), connection=Connection(), max_event_size=5)  # type: ignore[call-overload]
 
 
 # ---- files ------------------------------------------------------------------------------------

@@ -141,7 +141,7 @@ def test_a_comment_inside_a_skipped_block_goes_with_it() -> None:
 
 def test_the_option_is_checked() -> None:
     with pytest.raises(ValueError, match="on_oversize"):
-        Connection(on_oversize="drop")  # type: ignore[arg-type]
+        Connection(on_oversize="drop")  # type: ignore[call-overload]
 
 
 def test_skipped_event_constructor_validates() -> None:

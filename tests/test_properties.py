@@ -139,7 +139,7 @@ def test_any_chunking_gives_the_same_size_error(
 def test_arbitrary_bytes_raise_nothing_but_remote_protocol_error(
     data: st.DataObject, stream: bytes, errors: str, limit: int | None, keep_raw: bool
 ) -> None:
-    conn = Connection(errors=errors, max_event_size=limit, keep_raw=keep_raw)  # type: ignore[arg-type]
+    conn = Connection(errors=errors, max_event_size=limit, keep_raw=keep_raw)  # type: ignore[call-overload]
     try:
         for chunk in data.draw(chunked(stream)):
             if not chunk:

@@ -74,12 +74,35 @@ def _cli(args: list[str], stdin: bytes = b"") -> subprocess.CompletedProcess[byt
     )
 
 
-def test_quick_start_is_two_one_line_commands_and_the_replay_works() -> None:
+VENV = "python3 -m venv .venv && "
+VENV_PYTHON = ".venv/bin/python"
+
+
+def _quick_start() -> list[str]:
     commands = re.findall(r"^```\n(.+?)\n```$", _section("Quick start"), re.M | re.S)
     assert len(commands) == 2
     assert all("\n" not in command for command in commands)
-    replay = commands[0].split(" && ", 1)[1].split()
-    assert replay[:3] == ["python3", "-m", "sse_sansio"]
+    return commands
+
+
+def test_quick_start_installs_into_a_virtual_environment() -> None:
+    # A system Python that refuses global installs (externally-managed-environment,
+    # PEP 668, as on Debian) must run it: nothing is installed outside .venv.
+    for command in _quick_start():
+        assert command.startswith(VENV)
+        for step in command.removeprefix(VENV).split(" && "):
+            assert step.startswith(f"{VENV_PYTHON} -m "), step
+
+
+def test_ci_runs_the_readmes_test_command() -> None:
+    test_command = _quick_start()[1]
+    steps = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert test_command in steps
+
+
+def test_quick_start_is_two_one_line_commands_and_the_replay_works() -> None:
+    replay = _quick_start()[0].rsplit(" && ", 1)[1].split()
+    assert replay[:3] == [VENV_PYTHON, "-m", "sse_sansio"]
     done = _cli(replay[3:])
     assert done.returncode == 0  # the first command "works": a clean end
     records = [json.loads(line) for line in done.stdout.decode().splitlines()]
@@ -105,9 +128,25 @@ def test_the_documented_cut_stream_exits_3() -> None:
 
 def test_the_exit_status_table_is_the_command_lines() -> None:
     from sse_sansio._cli import EXIT_STATUSES
+    from sse_sansio.llm import EXIT_STATUS
 
     table = re.findall(r"^\| (\d+) \| (.+) \|$", _section("Command line"), re.M)
-    assert [int(status) for status, _ in table] == [status for status, _ in EXIT_STATUSES]
+    # Every status the command line exits with, --llm's outcomes included, once.
+    listed = {status for status, _ in EXIT_STATUSES} | set(EXIT_STATUS.values())
+    assert [int(status) for status, _ in table] == sorted(listed)
     help_text = _cli(["--help"]).stdout.decode()
-    for status, _ in table:
+    for status, _ in EXIT_STATUSES:
         assert re.search(rf"^  {status} ", help_text, re.M), status
+
+
+def test_the_command_lines_options_are_in_the_readme() -> None:
+    from sse_sansio._cli import _parser
+
+    usage = _section("Command line")
+    options = [o for action in _parser()._actions for o in action.option_strings]
+    for option in options:
+        if option.startswith("--") and option not in ("--help", "--version"):
+            assert f"[{option}" in usage, option
+    assert "sse_sansio.llm" in README
+    assert "--on-oversize skip" in usage
+    assert "--diagnostics" in usage

@@ -91,8 +91,9 @@ def test_it_reconnects_with_last_event_id_after_a_cut_and_stops_on_204(
     url, seen = serve(
         [
             # retry: 10 ms, so the reconnections are quick; cut in the middle of event 2.
-            (200, SSE, b"retry: 10\nid: 1\ndata: one\n\nid: 2\ndata: tw"),
-            (200, SSE, b"id: 2\ndata: two\n\n"),  # a clean end: EventSource reconnects
+            # Keepalive comments, as sse-starlette sends them: events() yields no Comment.
+            (200, SSE, b": ping\n\nretry: 10\nid: 1\ndata: one\n\n: ping\nid: 2\ndata: tw"),
+            (200, SSE, b"id: 2\ndata: two\n\n: ping\n\n"),  # a clean end: it reconnects
             (204, "", b""),  # the server says: stop
         ]
     )

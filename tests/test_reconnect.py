@@ -538,7 +538,7 @@ def test_bad_arguments(options: dict[str, Any], message: str) -> None:
 
 def test_now_must_be_a_number() -> None:
     plan = ReconnectPlanner()
-    for now in ("1", None, float("nan"), True):
+    for now in ("1", None, True):
         with pytest.raises(TypeError, match="now must be a number"):
             plan.start(now)  # type: ignore[arg-type]
 
