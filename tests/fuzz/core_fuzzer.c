@@ -18,7 +18,9 @@
  *           bit 7 end the stream (receive_data(b"")).
  *   byte 1  the size limit's parameter.
  *   byte 2  bits 0-2: k, how many chunk sizes follow (0: the body is one chunk);
- *           bit 3: start with last_event_id="seed".
+ *           bit 3: start with last_event_id="seed";
+ *           bits 4-5: the stream is the rest repeated 1, 1, 2 or 8 times (streams
+ *           longer than the inputs, which stay short so that mutations stay cheap).
  *   k bytes chunk sizes, used in turn, each plus one.
  *   the rest is the stream.
  *
@@ -328,7 +330,8 @@ feed(Run *r, const uint8_t *p, Py_ssize_t n, int wrap)
 {
     PyObject *chunk = PyBytes_FromStringAndSize((const char *)p, n);
     if (chunk != NULL && wrap) {
-        PyObject *other = (wrap == 1) ? PyByteArray_FromObject(chunk) : PyMemoryView_FromObject(chunk);
+        PyObject *other =
+            wrap == 1 ? PyByteArray_FromObject(chunk) : PyMemoryView_FromObject(chunk);
         Py_SETREF(chunk, other);
     }
     if (chunk == NULL) {
@@ -361,14 +364,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const uint8_t *sizes = data + 3;
     Run r = {0};
-    r.body = data + 3 + k;
-    r.body_len = (Py_ssize_t)(size - 3 - k);
+    static const size_t repeats[4] = {1, 1, 2, 8};
+    size_t rest = size - 3 - k, times = repeats[(layout >> 4) & 3];
+    uint8_t *stream = malloc(rest * times + 1);
+    if (stream == NULL) {
+        die("out of memory making the stream");
+    }
+    for (size_t j = 0; j < times; j++) {
+        memcpy(stream + j * rest, data + 3 + k, rest);
+    }
+    r.body = stream;
+    r.body_len = (Py_ssize_t)(rest * times);
     r.keep_raw = opt & 1;
     r.take_raw = r.keep_raw && (opt & 32);
     int drain_each = opt & 16, wrap = opt & 64, end = opt & 128;
 
     PyObject *kwargs = PyDict_New();
-    if (kwargs == NULL || PyDict_SetItemString(kwargs, "keep_raw", r.keep_raw ? Py_True : Py_False) < 0 ||
+    PyObject *keep_raw = r.keep_raw ? Py_True : Py_False;
+    if (kwargs == NULL || PyDict_SetItemString(kwargs, "keep_raw", keep_raw) < 0 ||
         ((opt & 2) && PyDict_SetItemString(kwargs, "errors", v_replace) < 0) ||
         ((layout & 8) && PyDict_SetItemString(kwargs, "last_event_id", v_seed) < 0)) {
         die("out of memory making the options");
@@ -440,5 +453,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     Py_XDECREF(r.eos);
     Py_DECREF(r.conn);
+    free(stream);
     return 0;
 }
