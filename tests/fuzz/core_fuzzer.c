@@ -20,7 +20,8 @@
  *   byte 2  bits 0-2: k, how many chunk sizes follow (0: the body is one chunk);
  *           bit 3: start with last_event_id="seed";
  *           bits 4-5: the stream is the rest repeated 1, 1, 2 or 8 times (streams
- *           longer than the inputs, which stay short so that mutations stay cheap).
+ *           longer than the inputs, which stay short so that mutations stay cheap),
+ *           and the chunk sizes are multiplied by the same factor.
  *   k bytes chunk sizes, used in turn, each plus one.
  *   the rest is the stream.
  *
@@ -417,7 +418,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     Py_ssize_t at = 0, i = 0;
     int accepted = 1;
     while (at < r.body_len && accepted && !r.failed) {
-        Py_ssize_t n = k ? (Py_ssize_t)sizes[i % k] + 1 : r.body_len;
+        /* Chunks grow with the repetition, so that the calls per input do not. */
+        Py_ssize_t n = k ? ((Py_ssize_t)sizes[i % k] + 1) * (Py_ssize_t)times : r.body_len;
         if (n > r.body_len - at) {
             n = r.body_len - at;
         }

@@ -34,7 +34,7 @@ HEADERS: list[tuple[int, int, int, bytes]] = [
     (END | NO_LIMIT | DRAIN_EACH, 0, 0, b"\x01\x00"),
     (END | SMALL_LIMIT | DRAIN_EACH, 7, 0, b"\x03"),
     (KEEP_RAW | TAKE_RAW | DRAIN_EACH, 0, 0, b"\x00\x02"),
-    (END | KEEP_RAW | TAKE_RAW | DRAIN_EACH, 0, REPEAT_8, b"\x3f"),
+    (END | KEEP_RAW | TAKE_RAW | DRAIN_EACH, 0, REPEAT_8, b"\x06"),
 ]
 
 
