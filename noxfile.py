@@ -197,3 +197,88 @@ def sanitize(session: nox.Session) -> None:
             NO_EXTENSIONS: "",
         },
     )
+
+
+# The C-level fuzz target: libFuzzer from Debian's clang (bookworm has 14 and 19; 19 is
+# preferred for its newer libFuzzer and sanitizers, either works).
+CFUZZ_CLANGS = ("clang-19", "clang-14", "clang")
+CFUZZ_PACKAGES = ("clang-19", "libclang-rt-19-dev")
+CFUZZ_FLAGS = ("-g", "-O2", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all")
+
+
+def _clang(session: nox.Session) -> str:
+    """A clang that can link libFuzzer; installed with apt-get (as root) if none is."""
+    for name in CFUZZ_CLANGS:
+        found = shutil.which(name)
+        if found and subprocess.run(
+            [found, "-print-file-name=libclang_rt.fuzzer-x86_64.a"],
+            capture_output=True,
+            text=True,
+        ).stdout.startswith("/"):
+            return found
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
+        session.error(f"no clang with libFuzzer: apt-get install {' '.join(CFUZZ_PACKAGES)}")
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-qq", external=True, env=env)
+    session.run("apt-get", "install", "-y", "-qq", *CFUZZ_PACKAGES, external=True, env=env)
+    return "clang-19"
+
+
+@nox.session(python=ANY_PYTHON)
+def cfuzz(session: nox.Session) -> None:
+    """libFuzzer on the compiled core, with ASan and UBSan (not a default session).
+
+    tests/fuzz/core_fuzzer.c embeds this session's CPython and has _core.c compiled in,
+    instrumented for coverage.  FUZZ_SECONDS sets the budget (default 60); arguments
+    after ``--`` go to libFuzzer (``-- -runs=10000000``).  The binary, the seeds and the
+    corpus it grows live in the session's tmp directory.
+    """
+    clang = _clang(session)
+    build = Path(session.create_tmp()).resolve() / "cfuzz"
+    shutil.rmtree(build, ignore_errors=True)
+    (build / "corpus").mkdir(parents=True)
+    root = Path(__file__).parent.resolve()
+    query = (
+        "import sys, sysconfig as s; print(s.get_config_var('INCLUDEPY'), "
+        "s.get_config_var('LIBDIR'), s.get_config_var('LDVERSION'), sys.base_prefix)"
+    )
+    found = session.run("python", "-c", query, silent=True)
+    assert isinstance(found, str), found
+    include, libdir, version, home = found.split()
+    instrument = ("-fsanitize=fuzzer-no-link,address,undefined", *CFUZZ_FLAGS, f"-I{include}")
+    objects = []
+    for source, defines in (
+        ("sse_sansio/_core.c", ()),
+        (
+            "tests/fuzz/core_fuzzer.c",
+            (f'-DSSE_SANSIO_ROOT="{root}"', f'-DSSE_SANSIO_PYTHONHOME="{home}"'),
+        ),
+    ):
+        target = str(build / (Path(source).stem + ".o"))
+        session.run(
+            clang, *instrument, *defines, "-c", str(root / source), "-o", target, external=True
+        )
+        objects.append(target)
+    binary = str(build / "core_fuzzer")
+    link = (f"-L{libdir}", f"-lpython{version}", f"-Wl,-rpath,{libdir}")
+    session.run(
+        clang, "-fsanitize=fuzzer,address,undefined", *objects, *link, "-o", binary, external=True
+    )
+    seeds = str(build / "seeds")
+    session.run("python", str(root / "tests" / "fuzz" / "core_seeds.py"), seeds)
+    seconds = os.environ.get("FUZZ_SECONDS", "60")
+    session.run(
+        binary,
+        f"-max_total_time={seconds}",
+        "-max_len=256",
+        "-print_final_stats=1",
+        f"-artifact_prefix={build}/",
+        *session.posargs,
+        str(build / "corpus"),
+        seeds,
+        external=True,
+        env={
+            "ASAN_OPTIONS": "malloc_context_size=4",
+            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
+        },
+    )
