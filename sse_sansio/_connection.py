@@ -136,6 +136,14 @@ class Connection:
     the parser may have stopped half-way through a step, so its state is not trusted.
     The items returned before stand; :attr:`last_event_id` and :attr:`retry` stay
     readable, for a reconnect.
+
+    One call at a time.  A connection is used by one thread at a time.  A call to
+    :meth:`next_event` made while it is running on the same connection (from a
+    finalizer the garbage collector runs inside it, or from another thread) raises
+    :class:`ValueError` and changes nothing: the running call goes on, and the
+    connection is not failed.  A nested :meth:`receive_data` only queues, and is
+    accepted; the compiled core also refuses a nested :meth:`take_raw` or
+    ``__init__`` with :class:`ValueError` (the pure core's are memory-safe anyway).
     """
 
     def __init__(

@@ -49,6 +49,12 @@
  * - Once any exception escapes next_event(), the connection is failed for good: a
  *   RemoteProtocolError is raised again (same message and offset) on every later call;
  *   any other exception becomes a LocalProtocolError whose __cause__ it is.
+ * - One call at a time parses: `busy` is set while next_event() runs, and a nested or
+ *   concurrent call that would touch the buffers (next_event(), take_raw(), __init__(),
+ *   from a finalizer the garbage collector runs inside an allocation, or from another
+ *   thread) raises ValueError and changes nothing, as the pure core's generator does.
+ *   receive_data() only queues, so it is accepted even then: nothing it changes is held
+ *   across an allocation by the outer call (hand_out() copies after allocating).
  * - Strict mode checks every line for valid UTF-8 as it completes (an ASCII fast path
  *   eight bytes at a time); on a bad sequence CPython's own decoder is asked for the
  *   reason, so that the messages are those of the pure core.
@@ -225,6 +231,7 @@ typedef struct {
     int bom_done;
     int head_len; /* BOM look-ahead: the bytes so far, a prefix of the BOM */
     int skip_lf;  /* the last chunk ended with the CR of a line: an LF next is its tail */
+    int busy;     /* next_event() is running: a nested call is refused (see the header) */
     /* Failure: a protocol error (message and offset) or any other exception. */
     PyObject *error_message;
     Py_ssize_t error_offset;
@@ -333,6 +340,18 @@ type_name(PyObject *obj)
 
 static PyObject *str_strict, *str_replace;
 
+/* A call made while next_event() runs on this connection.  Returns -1. */
+static int
+refuse_nested(const char *method)
+{
+    PyErr_Format(PyExc_ValueError,
+                 "Connection.%s() called while next_event() is running on the same "
+                 "connection (from a finalizer or another thread): a connection is "
+                 "used by one thread at a time",
+                 method);
+    return -1;
+}
+
 /* 1 if an option of the pure core alone has a value other than its default (even an
  * invalid one: the pure core then says what is wrong with it), 0 if not, -1 on error. */
 static int
@@ -385,6 +404,9 @@ conn_init(Conn *c, PyObject *args, PyObject *kwds)
     PyObject *errors = NULL, *last_event_id = str_empty, *max_event_size = NULL;
     PyObject *on_oversize = NULL, *piece_size = NULL, *diagnostics = NULL;
     int keep_raw = 0;
+    if (c->busy) {
+        return refuse_nested("__init__");
+    }
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOpOOO:Connection", kwlist, &errors,
                                      &last_event_id, &max_event_size, &keep_raw, &on_oversize,
                                      &piece_size, &diagnostics)) {
@@ -643,10 +665,13 @@ hand_out(Conn *c, Py_ssize_t end)
     if (cut == 0) {
         return Py_NewRef(bytes_empty);
     }
-    PyObject *out = PyBytes_FromStringAndSize(c->raw.p + c->raw_start, cut);
+    /* Allocate, then copy: a receive_data() run by a finalizer inside the allocation
+     * may move c->raw.p. */
+    PyObject *out = PyBytes_FromStringAndSize(NULL, cut);
     if (out == NULL) {
         return NULL;
     }
+    memcpy(PyBytes_AS_STRING(out), c->raw.p + c->raw_start, (size_t)cut);
     c->raw_start += cut;
     c->raw_from = c->safe_end = end;
     if (c->raw_start == c->raw.len) {
@@ -1177,10 +1202,16 @@ conn_next_event(Conn *c, PyObject *Py_UNUSED(ignored))
     if (c->error_message != NULL || c->failure != NULL) {
         return raise_failure(c);
     }
+    if (c->busy) {
+        refuse_nested("next_event");
+        return NULL; /* not a failure: the outer call goes on */
+    }
+    c->busy = 1;
     PyObject *item = parse(c);
     if (item == NULL) {
         record_failure(c);
     }
+    c->busy = 0;
     return item;
 }
 
@@ -1266,6 +1297,10 @@ conn_take_raw(Conn *c, PyObject *Py_UNUSED(ignored))
     }
     if (!c->keep_raw) {
         PyErr_SetString(LocalProtocolError, "take_raw() needs Connection(keep_raw=True)");
+        return NULL;
+    }
+    if (c->busy) {
+        refuse_nested("take_raw");
         return NULL;
     }
     return hand_out(c, c->safe_end);
