@@ -1,5 +1,12 @@
 # The public face of the parser: Connection's API, its options and its sticky errors.
 #
+# The pure core's class is PyConnection.  sse_sansio.Connection is the class the
+# process chose (_implementation.py, the only module that chooses): the compiled one
+# when it was built, else this one.  Every entry point of the package (iter_events,
+# aiter_events, the planner, sse_sansio.testing, the command line) builds that one;
+# pass PyConnection (or one of its instances, as connection=) to get the pure core
+# whatever the process chose.
+#
 # Spec: WHATWG HTML, "Server-sent events", section 9.2.6 "Interpreting an event stream"
 # https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
 #
@@ -47,7 +54,7 @@ from ._interpret import parse
 from ._need_data import NEED_DATA, NeedData
 from ._raw import RawBytes
 
-__all__ = ["DEFAULT_MAX_EVENT_SIZE", "NEED_DATA", "Connection", "NeedData"]
+__all__ = ["DEFAULT_MAX_EVENT_SIZE", "NEED_DATA", "Connection", "NeedData", "PyConnection"]
 
 # The default limit on one event's size in the stream, from the first byte of its block
 # (comments inside it count) up to the blank line that dispatches it.  The line end that
@@ -67,7 +74,7 @@ DEFAULT_MAX_EVENT_SIZE: Final = 16 * 1024 * 1024
 _NO_LIMIT: Final = sys.maxsize
 
 
-class Connection:
+class PyConnection:
     """The receiving side of one ``text/event-stream``, as a sans-I/O state machine.
 
     Feed it bytes with :meth:`receive_data` and pull items with :meth:`next_event`::
@@ -383,5 +390,11 @@ class Connection:
 
 
 class _NextEvent(functools.partial):  # type: ignore[type-arg]
-    __doc__ = Connection.next_event.__doc__
+    __doc__ = PyConnection.next_event.__doc__
     __slots__ = ()
+
+
+# The name this class had before the pure core got one of its own.  Nothing in the
+# package uses it (tests/test_entry_points.py checks): use PyConnection, or
+# sse_sansio.Connection for the process's choice.
+Connection = PyConnection

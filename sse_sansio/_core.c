@@ -27,7 +27,7 @@
  *
  * The options of issue 15 (on_oversize, piece_size, diagnostics) are the pure core's
  * alone: a connection made with any of them at a value other than its default creates
- * a pure _connection.Connection with the same options and forwards every call to it
+ * a pure _connection.PyConnection with the same options and forwards every call to it
  * (`delegate`), and its `implementation` says "python".  Their rules (_line_by_line.py)
  * then live in one place, and this file keeps one path.  The default path pays one
  * pointer test in next_event() (about 4 instructions a call, measured with callgrind)
@@ -73,7 +73,7 @@ static PyObject *NeedData, *RemoteProtocolError, *LocalProtocolError;
 static PyObject *str_message, *str_empty, *bytes_empty, *str_offset;
 /* For the connections that delegate to the pure core. */
 static PyObject *pure_module; /* sse_sansio._connection */
-static PyObject *str_Connection, *str_error, *str_next_event, *str_receive_data, *str_take_raw;
+static PyObject *str_PyConnection, *str_error, *str_next_event, *str_receive_data, *str_take_raw;
 static PyObject *str_last_event_id, *str_retry, *str_compiled, *str_python;
 
 static const unsigned char BOM[3] = {0xEF, 0xBB, 0xBF};
@@ -372,7 +372,7 @@ static int
 delegate_to_pure_core(Conn *c, PyObject *args, PyObject *kwds)
 {
     /* Looked up at each call, not at import: the pure core as it is now. */
-    PyObject *pure = PyObject_GetAttr(pure_module, str_Connection);
+    PyObject *pure = PyObject_GetAttr(pure_module, str_PyConnection);
     if (pure == NULL) {
         return -1;
     }
@@ -1458,7 +1458,7 @@ PyInit__core(void)
         (RemoteProtocolError = import_attr("sse_sansio._errors", "RemoteProtocolError")) == NULL ||
         (LocalProtocolError = import_attr("sse_sansio._errors", "LocalProtocolError")) == NULL ||
         (NeedData = import_attr("sse_sansio._connection", "NEED_DATA")) == NULL ||
-        (pure = import_attr("sse_sansio._connection", "Connection")) == NULL ||
+        (pure = import_attr("sse_sansio._connection", "PyConnection")) == NULL ||
         (str_message = PyUnicode_InternFromString("message")) == NULL ||
         (str_empty = PyUnicode_FromString("")) == NULL ||
         (str_strict = PyUnicode_InternFromString("strict")) == NULL ||
@@ -1466,7 +1466,7 @@ PyInit__core(void)
         (str_offset = PyUnicode_InternFromString("offset")) == NULL ||
         (bytes_empty = PyBytes_FromStringAndSize("", 0)) == NULL ||
         (pure_module = PyImport_ImportModule("sse_sansio._connection")) == NULL ||
-        (str_Connection = PyUnicode_InternFromString("Connection")) == NULL ||
+        (str_PyConnection = PyUnicode_InternFromString("PyConnection")) == NULL ||
         (str_error = PyUnicode_InternFromString("error")) == NULL ||
         (str_next_event = PyUnicode_InternFromString("next_event")) == NULL ||
         (str_receive_data = PyUnicode_InternFromString("receive_data")) == NULL ||

@@ -28,9 +28,10 @@ import io
 from collections.abc import AsyncGenerator, AsyncIterable, Generator, Iterable
 from typing import Any, Literal, Protocol, overload
 
-from ._connection import NEED_DATA, Connection
 from ._errors import RemoteProtocolError
 from ._events import Comment, EndOfStream, Event
+from ._implementation import Connection
+from ._need_data import NEED_DATA
 
 __all__ = ["READ_SIZE", "TruncatedStreamError", "aiter_events", "iter_events"]
 
@@ -177,28 +178,37 @@ def _iter_events(
     chunks: Iterable[bytes | bytearray | memoryview],
     mode: EndOfStreamMode,
 ) -> Generator[Event | Comment | EndOfStream, None, None]:
+    # Speed: one pass of the loop per chunk, as a hand-written drain loop has (within
+    # 1.15x of one on the compiled core, benchmarks/README.md).  Only a drain after
+    # receive_data(b"") can meet the EndOfStream: before that, only one that a
+    # connection passed in already holds (so the chunks are not fed at all).
     next_event = conn.next_event
     receive_data = conn.receive_data
-    source = iter(chunks)
     received = 0
-    while True:
-        item = next_event()
-        if item is NEED_DATA:
-            chunk = next(source, None)
-            while chunk is not None and not chunk:  # an empty chunk is not the end
-                chunk = next(source, None)
-            if chunk is None:
-                receive_data(b"")  # the chunks ran out: the end of the stream
-            else:
-                received += chunk.nbytes if isinstance(chunk, memoryview) else len(chunk)
-                receive_data(chunk)
-        elif type(item) is EndOfStream:
+    while (item := next_event()) is not NEED_DATA:
+        if type(item) is EndOfStream:
             last = _end(item, received, mode)
             if last is not None:
                 yield last
             return
-        else:
+        yield item
+    for chunk in chunks:
+        if not chunk and chunk is not None:
+            continue  # an empty chunk is not the end (None is refused as not bytes)
+        receive_data(chunk)
+        received += len(chunk) if type(chunk) is bytes else _size(chunk)
+        while (item := next_event()) is not NEED_DATA:
             yield item
+    receive_data(b"")  # the chunks ran out: the end of the stream
+    while type(item := next_event()) is not EndOfStream:
+        yield item  # type: ignore[misc]
+    last = _end(item, received, mode)
+    if last is not None:
+        yield last
+
+
+def _size(chunk: Chunk) -> int:
+    return chunk.nbytes if isinstance(chunk, memoryview) else len(chunk)
 
 
 @overload

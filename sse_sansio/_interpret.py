@@ -85,7 +85,7 @@ from ._need_data import NEED_DATA, NeedData
 from ._uniform import MIN_BLOCKS, uniform_blocks
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from ._connection import PyConnection as Connection
     from ._raw import RawBytes
 
 __all__ = ["FAST_PATH", "parse"]

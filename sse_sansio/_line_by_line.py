@@ -65,7 +65,7 @@ from ._lines import check_cut_line, exceeds, fail, take_bom
 from ._need_data import NEED_DATA, NeedData
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from ._connection import PyConnection as Connection
     from ._raw import RawBytes
 
 __all__ = ["parse"]

@@ -47,7 +47,6 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ._connection import Connection
 from ._errors import LocalProtocolError, RemoteProtocolError
 from ._events import Comment, Event
 from ._feeding import (
@@ -58,6 +57,7 @@ from ._feeding import (
     chunks_of,
     iter_events,
 )
+from ._implementation import Connection
 from ._response import Headers, ResponseCheck, ResponseError, check_response
 
 __all__ = ["AttemptEnd", "Reconnect", "ReconnectPlanner", "Stop", "StopCause"]
