@@ -42,12 +42,12 @@
 from __future__ import annotations
 
 import functools
-import sys
 from collections import deque
 from collections.abc import Iterator
 from itertools import chain
-from typing import Final, Literal, NoReturn
+from typing import Literal, NoReturn
 
+from ._contract import DEFAULT_MAX_EVENT_SIZE, NOT_COPYABLE, check_options
 from ._errors import LocalProtocolError, RemoteProtocolError
 from ._events import AnyItem, Comment, EndOfStream, Event
 from ._interpret import parse
@@ -56,22 +56,7 @@ from ._raw import RawBytes
 
 __all__ = ["DEFAULT_MAX_EVENT_SIZE", "NEED_DATA", "Connection", "NeedData", "PyConnection"]
 
-# The default limit on one event's size in the stream, from the first byte of its block
-# (comments inside it count) up to the blank line that dispatches it.  The line end that
-# ends the current line is never counted: a CR ending a chunk may be half a CRLF, and
-# the limit must not depend on how the stream was chunked.
-#
-# 16 MiB.  LLM APIs send single events far larger than a text delta: OpenAI's image
-# generation streams base64 partial images of 1 to 4 MB in one data line, and tool
-# results or reasoning summaries can reach megabytes.  A 64 KiB cap (common in Go and
-# Java clients, where bufio.Scanner defaults to 64 KiB lines) is a known foot-gun for
-# exactly this traffic; no cap at all lets one peer exhaust a proxy's memory.  16 MiB is
-# four times the largest payload we know of, yet a thousand connections filled to the
-# limit still fit in 16 GiB.  For comparison, eventsource-parser has no default limit
-# and h11 caps HTTP headers at 16 KiB.  Pass ``max_event_size=None`` for no limit.
-DEFAULT_MAX_EVENT_SIZE: Final = 16 * 1024 * 1024
-
-_NO_LIMIT: Final = sys.maxsize
+# DEFAULT_MAX_EVENT_SIZE, the option checks and their messages: _contract.py.
 
 
 class PyConnection:
@@ -164,36 +149,11 @@ class PyConnection:
         piece_size: int | None = None,
         diagnostics: bool = False,
     ) -> None:
-        if errors not in ("strict", "replace"):
-            raise ValueError(f'errors must be "strict" or "replace", not {errors!r}')
-        if not isinstance(last_event_id, str):
-            raise TypeError(f"last_event_id must be str, not {type(last_event_id).__name__}")
-        if "\0" in last_event_id or "\r" in last_event_id or "\n" in last_event_id:
-            # The stream itself can never set such an ID; refusing it here also keeps
-            # it from being sent back in a Last-Event-ID header.
-            raise ValueError("last_event_id may not contain NUL, CR or LF")
-        if max_event_size is not None and (
-            isinstance(max_event_size, bool)
-            or not isinstance(max_event_size, int)
-            or max_event_size < 1
-        ):
-            raise ValueError(
-                f"max_event_size must be a positive int or None, not {max_event_size!r}"
-            )
-        if on_oversize not in ("error", "skip"):
-            raise ValueError(f'on_oversize must be "error" or "skip", not {on_oversize!r}')
-        if piece_size is not None and (
-            isinstance(piece_size, bool)
-            or not isinstance(piece_size, int)
-            or not 1 <= piece_size <= (max_event_size or _NO_LIMIT)
-        ):
-            raise ValueError(
-                f"piece_size must be None or an int from 1 to max_event_size, not {piece_size!r}"
-            )
         # (The parser keeps errors and the limit in its own locals: each attribute less
         # keeps the instance's dict in a smaller size class, 88 bytes less on 3.10.)
-        strict = errors == "strict"
-        limit = _NO_LIMIT if max_event_size is None else max_event_size
+        strict, limit = check_options(
+            errors, last_event_id, max_event_size, on_oversize, piece_size
+        )
 
         self._chunk: bytes | None = None  # the oldest chunk the parser has not taken
         self._later: deque[bytes] | None = None  # the newer ones (see the header)
@@ -342,6 +302,12 @@ class PyConnection:
         if self._raw is None:
             raise LocalProtocolError("take_raw() needs Connection(keep_raw=True)")
         return self._raw.take()
+
+    def __copy__(self) -> NoReturn:
+        raise TypeError(NOT_COPYABLE)  # (a copy would share the parser and lose input)
+
+    def __deepcopy__(self, memo: object) -> NoReturn:
+        raise TypeError(NOT_COPYABLE)
 
     # ------------------------------------------------------------------ the queue
 

@@ -34,6 +34,10 @@
  * and none in receive_data(): a delegating connection is never `plain`, so the fast
  * path's existing test sends it on.
  *
+ * One contract: the option checks and their messages, the default limit and the
+ * refusals that do not depend on the stream are _contract.py's, read at import (as
+ * the docstrings are); Connection() with no option given skips the call.
+ *
  * Invariants:
  * - Offsets are stream offsets (bytes since the first byte received, BOM included):
  *   `off` is where the line being walked starts, `first` where the current block
@@ -71,6 +75,9 @@
 static PyTypeObject *EventType, *CommentType, *EndOfStreamType;
 static PyObject *NeedData, *RemoteProtocolError, *LocalProtocolError;
 static PyObject *str_message, *str_empty, *bytes_empty, *str_offset;
+/* What _contract.py defines: the option checks, the default limit, the refusals. */
+static PyObject *check_options, *default_limit_obj, *not_copyable, *nested_call;
+static Py_ssize_t default_limit;
 /* For the connections that delegate to the pure core. */
 static PyObject *pure_module; /* sse_sansio._connection */
 static PyObject *str_PyConnection, *str_error, *str_next_event, *str_receive_data, *str_take_raw;
@@ -326,7 +333,7 @@ conn_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     Conn *c = (Conn *)type->tp_alloc(type, 0);
     if (c != NULL) {
-        conn_setup(c, 1, 16 * 1024 * 1024, 0, str_empty);
+        conn_setup(c, 1, default_limit, 0, str_empty);
     }
     return (PyObject *)c;
 }
@@ -338,17 +345,22 @@ type_name(PyObject *obj)
 }
 
 
-static PyObject *str_strict, *str_replace;
+static PyObject *str_strict;
 
 /* A call made while next_event() runs on this connection.  Returns -1. */
 static int
 refuse_nested(const char *method)
 {
-    PyErr_Format(PyExc_ValueError,
-                 "Connection.%s() called while next_event() is running on the same "
-                 "connection (from a finalizer or another thread): a connection is "
-                 "used by one thread at a time",
-                 method);
+    PyObject *name = PyUnicode_FromString(method);
+    if (name == NULL) {
+        return -1;
+    }
+    PyObject *message = PyUnicode_Format(nested_call, name);
+    Py_DECREF(name);
+    if (message != NULL) {
+        PyErr_SetObject(PyExc_ValueError, message);
+        Py_DECREF(message);
+    }
     return -1;
 }
 
@@ -388,7 +400,7 @@ delegate_to_pure_core(Conn *c, PyObject *args, PyObject *kwds)
         Py_DECREF(delegate);
         return -1;
     }
-    conn_setup(c, 1, 16 * 1024 * 1024, 0, str_empty);
+    conn_setup(c, 1, default_limit, 0, str_empty);
     c->delegate = delegate;
     c->delegate_next = next;
     c->delegate_receive = receive;
@@ -416,71 +428,36 @@ conn_init(Conn *c, PyObject *args, PyObject *kwds)
     if (pure != 0) {
         return pure < 0 ? -1 : delegate_to_pure_core(c, args, kwds);
     }
-    int strict = 1;
-    if (errors != NULL) {
-        int is = PyObject_RichCompareBool(errors, str_strict, Py_EQ);
-        if (is < 0) {
-            return -1;
-        }
-        if (!is) {
-            is = PyObject_RichCompareBool(errors, str_replace, Py_EQ);
-            if (is < 0) {
-                return -1;
-            }
-            if (!is) {
-                PyErr_Format(PyExc_ValueError,
-                             "errors must be \"strict\" or \"replace\", not %R", errors);
-                return -1;
-            }
-            strict = 0;
-        }
+    if (errors == NULL && last_event_id == str_empty && max_event_size == NULL) {
+        conn_setup(c, 1, default_limit, keep_raw, str_empty); /* Connection(): no checks */
+        return 0;
     }
-    if (!PyUnicode_Check(last_event_id)) {
-        PyObject *name = type_name(last_event_id);
-        if (name != NULL) {
-            PyErr_Format(PyExc_TypeError, "last_event_id must be str, not %U", name);
-            Py_DECREF(name);
-        }
+    /* The checks and their messages are _contract.check_options(), the pure core's. */
+    PyObject *checked = PyObject_CallFunctionObjArgs(
+        check_options, errors ? errors : str_strict, last_event_id,
+        max_event_size ? max_event_size : default_limit_obj, str_error, Py_None, NULL);
+    if (checked == NULL) {
         return -1;
     }
-    Py_ssize_t length = PyUnicode_GET_LENGTH(last_event_id);
-    static const Py_UCS4 forbidden[3] = {0, '\r', '\n'};
-    for (int i = 0; i < 3; i++) {
-        Py_ssize_t at = PyUnicode_FindChar(last_event_id, forbidden[i], 0, length, 1);
-        if (at == -2) {
-            return -1;
-        }
-        if (at >= 0) {
-            /* The stream itself can never set such an ID; refusing it here also keeps
-             * it from being sent back in a Last-Event-ID header. */
-            PyErr_SetString(PyExc_ValueError, "last_event_id may not contain NUL, CR or LF");
-            return -1;
-        }
+    if (!PyTuple_Check(checked) || PyTuple_GET_SIZE(checked) != 2) {
+        Py_DECREF(checked);
+        PyErr_SetString(PyExc_SystemError, "sse_sansio: check_options() gave no pair");
+        return -1;
     }
-    Py_ssize_t limit = 16 * 1024 * 1024;
-    if (max_event_size == Py_None) {
-        limit = PY_SSIZE_T_MAX;
+    int overflow = 0;
+    int strict = PyObject_IsTrue(PyTuple_GET_ITEM(checked, 0));
+    long long value = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(checked, 1), &overflow);
+    Py_DECREF(checked);
+    if (strict < 0 || (value == -1 && PyErr_Occurred())) {
+        return -1;
     }
-    else if (max_event_size != NULL) {
-        int overflow = 0;
-        long long value = 0;
-        if (PyLong_Check(max_event_size) && !PyBool_Check(max_event_size)) {
-            value = PyLong_AsLongLongAndOverflow(max_event_size, &overflow);
-            if (value == -1 && PyErr_Occurred()) {
-                return -1;
-            }
-        }
-        if (!PyLong_Check(max_event_size) || PyBool_Check(max_event_size) || overflow < 0 ||
-            (overflow == 0 && value < 1)) {
-            PyErr_Format(PyExc_ValueError,
-                         "max_event_size must be a positive int or None, not %R",
-                         max_event_size);
-            return -1;
-        }
-        /* A limit beyond any offset a stream can reach is no limit. */
-        limit = (overflow > 0 || value > (long long)PY_SSIZE_T_MAX) ? PY_SSIZE_T_MAX
-                                                                    : (Py_ssize_t)value;
+    if (overflow < 0 || (overflow == 0 && value < 1)) {
+        PyErr_SetString(PyExc_SystemError, "sse_sansio: check_options() gave a bad limit");
+        return -1;
     }
+    /* A limit beyond any offset a stream can reach is no limit. */
+    Py_ssize_t limit = (overflow > 0 || value > (long long)PY_SSIZE_T_MAX) ? PY_SSIZE_T_MAX
+                                                                         : (Py_ssize_t)value;
     conn_setup(c, strict, limit, keep_raw, last_event_id);
     return 0;
 }
@@ -1307,6 +1284,19 @@ conn_take_raw(Conn *c, PyObject *Py_UNUSED(ignored))
 }
 
 static PyObject *
+conn_copy(Conn *c, PyObject *Py_UNUSED(ignored))
+{
+    PyErr_SetObject(PyExc_TypeError, not_copyable); /* the pure core's answer */
+    return NULL;
+}
+
+static PyObject *
+conn_deepcopy(Conn *c, PyObject *Py_UNUSED(memo))
+{
+    return conn_copy(c, NULL);
+}
+
+static PyObject *
 conn_sizeof(Conn *c, PyObject *Py_UNUSED(ignored))
 {
     Py_ssize_t size = Py_TYPE(c)->tp_basicsize + c->q_cap * (Py_ssize_t)sizeof(PyObject *) +
@@ -1372,6 +1362,8 @@ static PyMethodDef conn_methods[] = {
     {"receive_data", (PyCFunction)(void (*)(void))conn_receive_data,
      METH_FASTCALL | METH_KEYWORDS, NULL},
     {"take_raw", (PyCFunction)conn_take_raw, METH_NOARGS, NULL},
+    {"__copy__", (PyCFunction)conn_copy, METH_NOARGS, "Refused: TypeError."},
+    {"__deepcopy__", (PyCFunction)conn_deepcopy, METH_O, "Refused: TypeError."},
     {"__sizeof__", (PyCFunction)conn_sizeof, METH_NOARGS,
      "The connection's size in memory, with its buffers, in bytes."},
     {NULL, NULL, 0, NULL},
@@ -1462,7 +1454,6 @@ PyInit__core(void)
         (str_message = PyUnicode_InternFromString("message")) == NULL ||
         (str_empty = PyUnicode_FromString("")) == NULL ||
         (str_strict = PyUnicode_InternFromString("strict")) == NULL ||
-        (str_replace = PyUnicode_InternFromString("replace")) == NULL ||
         (str_offset = PyUnicode_InternFromString("offset")) == NULL ||
         (bytes_empty = PyBytes_FromStringAndSize("", 0)) == NULL ||
         (pure_module = PyImport_ImportModule("sse_sansio._connection")) == NULL ||
@@ -1475,7 +1466,13 @@ PyInit__core(void)
         (str_retry = PyUnicode_InternFromString("retry")) == NULL ||
         (str_compiled = PyUnicode_InternFromString("compiled")) == NULL ||
         (str_python = PyUnicode_InternFromString("python")) == NULL ||
-        (keep_alive = PyList_New(0)) == NULL) {
+        (keep_alive = PyList_New(0)) == NULL ||
+        (check_options = import_attr("sse_sansio._contract", "check_options")) == NULL ||
+        (default_limit_obj = import_attr("sse_sansio._contract", "DEFAULT_MAX_EVENT_SIZE")) ==
+            NULL ||
+        (not_copyable = import_attr("sse_sansio._contract", "NOT_COPYABLE")) == NULL ||
+        (nested_call = import_attr("sse_sansio._contract", "NESTED_CALL")) == NULL ||
+        (default_limit = PyLong_AsSsize_t(default_limit_obj)) == -1) {
         Py_XDECREF(pure);
         return NULL;
     }
@@ -1486,10 +1483,13 @@ PyInit__core(void)
         Py_DECREF(pure);
         return NULL;
     }
+    static char signature[200];
+    PyOS_snprintf(signature, sizeof(signature),
+                  "Connection(*, errors='strict', last_event_id='', max_event_size=%zd, "
+                  "keep_raw=False, on_oversize='error', piece_size=None, diagnostics=False)",
+                  default_limit);
     const char *docs[6] = {
-        doc_of(pure, NULL,
-               "Connection(*, errors='strict', last_event_id='', max_event_size=16777216, "
-               "keep_raw=False, on_oversize='error', piece_size=None, diagnostics=False)"),
+        doc_of(pure, NULL, signature),
         doc_of(pure, "next_event", "next_event($self, /)"),
         doc_of(pure, "receive_data", "receive_data($self, /, data)"),
         doc_of(pure, "take_raw", "take_raw($self, /)"),
