@@ -182,9 +182,12 @@ def _iter_events(
     # 1.15x of one on the compiled core, benchmarks/README.md).  Only a drain after
     # receive_data(b"") can meet the EndOfStream: before that, only one that a
     # connection passed in already holds (so the chunks are not fed at all).
+    # The bytes received are counted for TruncatedStreamError's offset; the chunks of a
+    # list or tuple, all fed by the time the stream ends, only when it ends cut.
     next_event = conn.next_event
     receive_data = conn.receive_data
     received = 0
+    counted = type(chunks) is not list and type(chunks) is not tuple
     while (item := next_event()) is not NEED_DATA:
         if type(item) is EndOfStream:
             last = _end(item, received, mode)
@@ -196,19 +199,22 @@ def _iter_events(
         if not chunk and chunk is not None:
             continue  # an empty chunk is not the end (None is refused as not bytes)
         receive_data(chunk)
-        received += len(chunk) if type(chunk) is bytes else _size(chunk)
+        if counted:
+            received += len(chunk) if type(chunk) is bytes else _size(chunk)
         while (item := next_event()) is not NEED_DATA:
             yield item
     receive_data(b"")  # the chunks ran out: the end of the stream
     while type(item := next_event()) is not EndOfStream:
         yield item  # type: ignore[misc]
+    if not counted and item.truncated:
+        received = sum(map(_size, chunks))
     last = _end(item, received, mode)
     if last is not None:
         yield last
 
 
 def _size(chunk: Chunk) -> int:
-    return chunk.nbytes if isinstance(chunk, memoryview) else len(chunk)
+    return chunk.nbytes if isinstance(chunk, memoryview) else len(chunk)  # (b"" gives 0)
 
 
 @overload
