@@ -78,6 +78,9 @@ static PyObject *str_message, *str_empty, *bytes_empty, *str_offset;
 /* What _contract.py defines: the option checks, the default limit, the refusals. */
 static PyObject *check_options, *default_limit_obj, *not_copyable, *nested_call;
 static Py_ssize_t default_limit;
+/* What _fields.py defines: the clamp of a retry value. */
+static PyObject *retry_max;
+static Py_ssize_t retry_max_digits;
 /* For the connections that delegate to the pure core. */
 static PyObject *pure_module; /* sse_sansio._connection */
 static PyObject *str_PyConnection, *str_error, *str_next_event, *str_receive_data, *str_take_raw;
@@ -759,8 +762,10 @@ append_data(Conn *c, const char *v, Py_ssize_t n)
 
 /* Spec: "If the field name is "retry": If the field value consists of only ASCII
  * digits, then interpret the field value as an integer in base ten, and set the event
- * stream's reconnection time to that integer.  Otherwise, ignore the field."  A value
- * with more digits than int() accepts (sys.get_int_max_str_digits()) is ignored. */
+ * stream's reconnection time to that integer.  Otherwise, ignore the field."  The rule
+ * of _fields.retry_value(): the empty value is ignored; leading zeros are dropped; more
+ * than retry_max_digits significant digits (or more than int() accepts) clamp to
+ * retry_max. */
 static int
 set_retry(Conn *c, const char *v, Py_ssize_t n)
 {
@@ -772,6 +777,10 @@ set_retry(Conn *c, const char *v, Py_ssize_t n)
             return 0;
         }
     }
+    while (n > 1 && v[0] == '0') {
+        v++;
+        n--;
+    }
     PyObject *value;
     if (n <= 18) {
         long long x = 0;
@@ -779,6 +788,9 @@ set_retry(Conn *c, const char *v, Py_ssize_t n)
             x = x * 10 + (v[i] - '0');
         }
         value = PyLong_FromLongLong(x);
+    }
+    else if (n > retry_max_digits) {
+        value = Py_NewRef(retry_max);
     }
     else {
         char *z = PyMem_Malloc((size_t)n + 1);
@@ -791,8 +803,8 @@ set_retry(Conn *c, const char *v, Py_ssize_t n)
         value = PyLong_FromString(z, NULL, 10);
         PyMem_Free(z);
         if (value == NULL && PyErr_ExceptionMatches(PyExc_ValueError)) {
-            PyErr_Clear();
-            return 0;
+            PyErr_Clear(); /* sys.set_int_max_str_digits() lowered the limit */
+            value = Py_NewRef(retry_max);
         }
     }
     if (value == NULL) {
@@ -1442,7 +1454,7 @@ static struct PyModuleDef core_module = {
 PyMODINIT_FUNC
 PyInit__core(void)
 {
-    PyObject *pure = NULL;
+    PyObject *pure = NULL, *digits = NULL;
     if ((EventType = (PyTypeObject *)import_attr("sse_sansio._events", "Event")) == NULL ||
         (CommentType = (PyTypeObject *)import_attr("sse_sansio._events", "Comment")) == NULL ||
         (EndOfStreamType = (PyTypeObject *)import_attr("sse_sansio._events", "EndOfStream")) ==
@@ -1472,10 +1484,15 @@ PyInit__core(void)
             NULL ||
         (not_copyable = import_attr("sse_sansio._contract", "NOT_COPYABLE")) == NULL ||
         (nested_call = import_attr("sse_sansio._contract", "NESTED_CALL")) == NULL ||
-        (default_limit = PyLong_AsSsize_t(default_limit_obj)) == -1) {
+        (default_limit = PyLong_AsSsize_t(default_limit_obj)) == -1 ||
+        (retry_max = import_attr("sse_sansio._fields", "RETRY_MAX")) == NULL ||
+        (digits = import_attr("sse_sansio._fields", "RETRY_MAX_DIGITS")) == NULL ||
+        (retry_max_digits = PyLong_AsSsize_t(digits)) == -1) {
+        Py_XDECREF(digits);
         Py_XDECREF(pure);
         return NULL;
     }
+    Py_DECREF(digits);
     if (!PyType_Check(EventType) || !PyType_IsSubtype(EventType, &PyTuple_Type) ||
         !PyType_Check(CommentType) || !PyType_IsSubtype(CommentType, &PyTuple_Type) ||
         !PyType_Check(EndOfStreamType) || !PyType_IsSubtype(EndOfStreamType, &PyTuple_Type)) {

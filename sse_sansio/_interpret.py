@@ -66,10 +66,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from contextlib import suppress
 from typing import TYPE_CHECKING, Final, NoReturn
 
 from ._events import Comment, EndOfStream, Event
+from ._fields import retry_value
 from ._lines import (
     SPILL,
     WINDOW,
@@ -530,30 +530,15 @@ def _deferred_event(
 
 
 def _retry(conn: Connection, value: str, block_retry: int | None) -> int | None:
-    """A retry field: set the reconnection time if its value is valid (_retry_value).
+    """A retry field: set the reconnection time if its value is valid (retry_value).
 
     Returns the block's retry value: this one if valid, else ``block_retry``.
     """
-    retry = _retry_value(value)
+    retry = retry_value(value)
     if retry is None:
         return block_retry
     conn._retry = retry
     return retry
-
-
-def _retry_value(value: str) -> int | None:
-    """Spec: "If the field name is "retry": If the field value consists of only ASCII
-    digits, then interpret the field value as an integer in base ten, and set the event
-    stream's reconnection time to that integer.  Otherwise, ignore the field."
-
-    (isdigit() alone would accept other digits.)  More digits than int() accepts
-    (sys.int_info's str_digits_check_threshold, 4300 by default): a reconnection time
-    beyond 10**4300 ms is ignored.  The line-by-line path and the diagnostics share it.
-    """
-    if value.isascii() and value.isdigit():
-        with suppress(ValueError):
-            return int(value)
-    return None
 
 
 def _fold(data_lines: list[str], folded: int) -> int:

@@ -60,7 +60,7 @@ from ._events import (
     PiecedEvent,
     SkippedEvent,
 )
-from ._interpret import _retry_value
+from ._fields import retry_value
 from ._lines import check_cut_line, exceeds, fail, take_bom
 from ._need_data import NEED_DATA, NeedData
 
@@ -335,7 +335,7 @@ class _Parser:
         # ASCII digits, then interpret the field value as an integer in base ten, and
         # set the event stream's reconnection time to that integer."
         elif field == "retry":
-            retry = _retry_value(value)
+            retry = retry_value(value)
             if retry is not None:
                 self.conn._retry = self.block_retry = retry
                 self.retry_seen = True

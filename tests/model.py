@@ -14,8 +14,9 @@ Where the spec leaves room, the model mirrors sse_sansio's documented choices:
 
 - Comment lines are returned as items (text after the colon, one leading space removed).
 - ``Event.retry`` is a valid ``retry`` value from the event's own block; an empty
-  ``retry`` value is ignored, and so is one longer than ``RETRY_MAX_DIGITS`` digits
-  (CPython's default limit for ``int()`` of a string).
+  ``retry`` value is ignored; leading zeros do not count, and a value of more than
+  ``RETRY_MAX_DIGITS`` significant digits (CPython's default limit for ``int()`` of a
+  string) is clamped to the largest number of that many digits.
 - Strict decoding: the items of every complete line before the line holding the first
   invalid byte are delivered, then the error, whose offset is that byte's offset.  An
   invalid or unfinished sequence in the unterminated last line raises at end of stream.
@@ -40,6 +41,15 @@ from dataclasses import dataclass, field
 
 # int() refuses strings of more digits than this (sys.get_int_max_str_digits()).
 RETRY_MAX_DIGITS = 4300
+
+
+def retry_of(value: str) -> int:
+    """The reconnection time a retry value of only ASCII digits sets (not empty)."""
+    significant = value.lstrip("0") or "0"
+    if len(significant) > RETRY_MAX_DIGITS:
+        return int("9" * RETRY_MAX_DIGITS)
+    return int(significant)
+
 
 REPLACEMENT = "\ufffd"
 
@@ -297,8 +307,8 @@ def interpret(
                 elif name == "id":
                     if "\0" not in value:
                         id_buffer = value
-                elif value and all(c in "0123456789" for c in value) and len(value) <= 4300:
-                    result.retry = block_retry = int(value)
+                elif value and all(c in "0123456789" for c in value):
+                    result.retry = block_retry = retry_of(value)
             elif not line.text:
                 item_end = line.end
                 if line.end - line.text_end == 2 and line.text_end + 1 in cut_at:
@@ -376,13 +386,8 @@ def interpret(
         elif name == "id":
             if "\0" not in value:
                 id_buffer = value
-        elif (
-            name == "retry"
-            and value
-            and all(c in "0123456789" for c in value)
-            and len(value) <= RETRY_MAX_DIGITS
-        ):
-            result.retry = block_retry = int(value)
+        elif name == "retry" and value and all(c in "0123456789" for c in value):
+            result.retry = block_retry = retry_of(value)
 
     # End of stream: an event without its blank line is not dispatched.
     result.items.append(MEnd(partial_line, data_buffer != "" or skipping))
