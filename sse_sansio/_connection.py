@@ -84,9 +84,10 @@ class PyConnection:
         last_event_id: The initial last event ID string, as after a reconnect that sent
             ``Last-Event-ID``.  Events carry it in ``id`` until the stream sets another.
         max_event_size: The most bytes one event may take in the stream: from the
-            first byte of its block (comments included) up to its dispatching blank
-            line, leaving out only that blank line's own line end; a line still
-            arriving counts with the bytes it has so far.  A peer that exceeds it gets
+            first byte of its block (its first field line: comments before it are
+            handed out at once and do not count; those among its fields do) up to its
+            dispatching blank line, leaving out only that blank line's own line end; a
+            line still arriving counts with the bytes it has so far.  A peer that exceeds it gets
             a :class:`RemoteProtocolError`.  ``None`` means no limit.  Default:
             :data:`DEFAULT_MAX_EVENT_SIZE` (16 MiB).  In keep_raw mode, bytes waiting
             for :meth:`take_raw` may not exceed it either (LocalProtocolError).

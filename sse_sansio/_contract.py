@@ -22,7 +22,8 @@ from typing import Final
 __all__ = ["DEFAULT_MAX_EVENT_SIZE", "NESTED_CALL", "NOT_COPYABLE", "NO_LIMIT", "check_options"]
 
 # The default limit on one event's size in the stream, from the first byte of its block
-# (comments inside it count) up to the blank line that dispatches it.  The line end that
+# (its first field line; the comments among its fields count, those before it do not)
+# up to the blank line that dispatches it.  The line end that
 # ends the current line is never counted: a CR ending a chunk may be half a CRLF, and
 # the limit must not depend on how the stream was chunked.
 #

@@ -41,7 +41,8 @@
  * Invariants:
  * - Offsets are stream offsets (bytes since the first byte received, BOM included):
  *   `off` is where the line being walked starts, `first` where the current block
- *   starts, `deadline` is first + max_event_size.  A line whose bytes (its own line end
+ *   starts (after the blank line or comment line before its first field),
+ *   `deadline` is first + max_event_size.  A line whose bytes (its own line end
  *   left out) reach past `deadline` fails the connection at `deadline`.
  * - A CR that ends a chunk ends its line at once (the span rule): the item's `end`
  *   stops after the CR, and an LF at the start of the next chunk belongs to no item.
@@ -887,6 +888,12 @@ process_line(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t tlen, PyObject **o
         }
         else {
             raw = Py_NewRef(bytes_empty);
+        }
+        if (c->event_start < 0) {
+            /* Nothing is held for a comment before a block's first field: the block,
+             * and its size, start after it. */
+            c->first = end;
+            c->deadline = add_limit(end, c->limit);
         }
         if (set_slot(item, 3, raw) < 0 || set_slot(item, 1, ssize(start)) < 0 ||
             set_slot(item, 2, ssize(end)) < 0) {

@@ -15,11 +15,13 @@
 # stream), uniform_blocks() in _uniform.py reads the run column by column with C-level
 # iterators, and the line loop goes on after it.
 #
-# The size limit, in one place.  A block (from its first line, comments included, to
-# the blank line that dispatches it) may not reach past ``deadline`` = its first byte +
-# max_event_size.  The line end that ends the current line never counts: a CR that ends
-# a chunk may be half a CRLF, and the limit must not depend on the chunking.  Three
-# checks enforce it, each as cheap as its place allows:
+# The size limit, in one place.  A block (from its first field line, the comments
+# among its fields included, to the blank line that dispatches it) may not reach past
+# ``deadline`` = its first byte + max_event_size.  A comment before the first field
+# moves the block's start past it: nothing is held for it.  The line end that ends
+# the current line never counts: a CR that ends a chunk may be half a CRLF, and the
+# limit must not depend on the chunking.  Three checks enforce it, each as cheap as
+# its place allows:
 # - a complete line, when its window may reach the deadline at all (``near_limit``, one
 #   comparison per window; otherwise the lines skip the check);
 # - the line still arriving, when it grows past ``watch`` (the room the block has left,
@@ -320,6 +322,10 @@ def parse(conn: Connection, last_event_id: str, strict: bool, limit: int) -> Ite
                             # Spec: "If the line starts with a U+003A COLON character (:):
                             # Ignore the line."  We hand it to the caller as a Comment.
                             if raw[0] == 58:  # ":"
+                                if event_start < 0:
+                                    # Nothing is held for a comment before a block's
+                                    # first field: the block starts after it.
+                                    deadline = off + limit
                                 yield new(
                                     Comment,
                                     (

@@ -298,6 +298,10 @@ class _Parser:
                 # A comment between events is forwarded at once; one inside an event's
                 # fields travels with that event.
                 raw_out = self.raw.hand_out(end) if self.event_start < 0 else b""
+            if self.event_start < 0:
+                # Nothing is held for a comment before a block's first field: the
+                # block, and its size, start after it.
+                self.first = self.mark = end
             yield _new(Comment, (line[2:] if line[1:2] == " " else line[1:], start, end, raw_out))
             return
         # Spec: "If the line contains a U+003A COLON character (:): Collect the

@@ -20,9 +20,10 @@ Where the spec leaves room, the model mirrors sse_sansio's documented choices:
 - Strict decoding: the items of every complete line before the line holding the first
   invalid byte are delivered, then the error, whose offset is that byte's offset.  An
   invalid or unfinished sequence in the unterminated last line raises at end of stream.
-- ``max_event_size``: per block, the bytes from the block's first line (comments and
-  earlier lines' line ends included) to the end of the current line's text (its own
-  line end left out) must not exceed the limit.  The unterminated last line counts too
+- ``max_event_size``: per block, the bytes from the block's first line (the comments
+  among its fields and earlier lines' line ends included; comment lines before its
+  first field are no part of it) to the end of the current line's text (its own line
+  end left out) must not exceed the limit.  The unterminated last line counts too
   (the harness drains before signalling the end of stream), unless it is only the start
   of a BOM.  A leading BOM is no part of any block.  The error's offset is
   ``block_first + limit``.  The size check of a line comes before its decoding check.
@@ -367,6 +368,8 @@ def interpret(
             if comment.startswith(" "):
                 comment = comment[1:]
             result.items.append(MComment(comment, line.start, item_end))
+            if event_start < 0:
+                block_first = line.end  # before the first field: no part of the block
             continue
 
         if event_start < 0:
