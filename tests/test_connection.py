@@ -434,8 +434,8 @@ def test_limit_offset_is_block_start_plus_limit() -> None:
     assert parse(data, max_event_size=13) == [Event(data="a"), Event(data="bbbbbb"), END]
 
 
-def test_limit_counts_comments_and_every_line_of_the_block() -> None:
-    data = b": hi\nevent: e\ndata: x\n\n"  # 5 + 9 + 8 + 1 = 23 bytes, 22 counted
+def test_limit_counts_comments_among_the_fields_and_every_line_of_the_block() -> None:
+    data = b"event: e\n: hi\ndata: x\n\n"  # 9 + 5 + 8 + 1 = 23 bytes, 22 counted
     assert parse(data, max_event_size=22)[1] == Event(type="e", data="x")
     assert error_in_every_chunking(data, max_event_size=21) == (21, [Comment(text="hi")])
 
