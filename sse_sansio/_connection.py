@@ -1,5 +1,12 @@
 # The public face of the parser: Connection's API, its options and its sticky errors.
 #
+# The pure core's class is PyConnection.  sse_sansio.Connection is the class the
+# process chose (_implementation.py, the only module that chooses): the compiled one
+# when it was built, else this one.  Every entry point of the package (iter_events,
+# aiter_events, the planner, sse_sansio.testing, the command line) builds that one;
+# pass PyConnection (or one of its instances, as connection=) to get the pure core
+# whatever the process chose.
+#
 # Spec: WHATWG HTML, "Server-sent events", section 9.2.6 "Interpreting an event stream"
 # https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
 #
@@ -35,12 +42,12 @@
 from __future__ import annotations
 
 import functools
-import sys
 from collections import deque
 from collections.abc import Iterator
 from itertools import chain
-from typing import TYPE_CHECKING, Final, Generic, Literal, NoReturn, overload
+from typing import TYPE_CHECKING, Generic, Literal, NoReturn, overload
 
+from ._contract import DEFAULT_MAX_EVENT_SIZE, NOT_COPYABLE, check_options
 from ._errors import LocalProtocolError, RemoteProtocolError
 from ._events import (
     AnyItem,
@@ -56,24 +63,16 @@ from ._interpret import parse
 from ._need_data import NEED_DATA, NeedData
 from ._raw import RawBytes
 
-__all__ = ["DEFAULT_MAX_EVENT_SIZE", "NEED_DATA", "Connection", "NeedData", "OptInItem"]
+__all__ = [
+    "DEFAULT_MAX_EVENT_SIZE",
+    "NEED_DATA",
+    "Connection",
+    "NeedData",
+    "OptInItem",
+    "PyConnection",
+]
 
-# The default limit on one event's size in the stream, from the first byte of its block
-# (comments inside it count) up to the blank line that dispatches it.  The line end that
-# ends the current line is never counted: a CR ending a chunk may be half a CRLF, and
-# the limit must not depend on how the stream was chunked.
-#
-# 16 MiB.  LLM APIs send single events far larger than a text delta: OpenAI's image
-# generation streams base64 partial images of 1 to 4 MB in one data line, and tool
-# results or reasoning summaries can reach megabytes.  A 64 KiB cap (common in Go and
-# Java clients, where bufio.Scanner defaults to 64 KiB lines) is a known foot-gun for
-# exactly this traffic; no cap at all lets one peer exhaust a proxy's memory.  16 MiB is
-# four times the largest payload we know of, yet a thousand connections filled to the
-# limit still fit in 16 GiB.  For comparison, eventsource-parser has no default limit
-# and h11 caps HTTP headers at 16 KiB.  Pass ``max_event_size=None`` for no limit.
-DEFAULT_MAX_EVENT_SIZE: Final = 16 * 1024 * 1024
-
-_NO_LIMIT: Final = sys.maxsize
+# DEFAULT_MAX_EVENT_SIZE, the option checks and their messages: _contract.py.
 
 # Typing: what a connection returns besides the classic items is its type parameter.
 # Connection() (no opt-in option) is Connection[Never]: next_event() returns Event,
@@ -96,7 +95,7 @@ else:
     _Extra = TypeVar("_Extra", bound=OptInItem, covariant=True)
 
 
-class Connection(Generic[_Extra]):
+class PyConnection(Generic[_Extra]):
     """The receiving side of one ``text/event-stream``, as a sans-I/O state machine.
 
     Feed it bytes with :meth:`receive_data` and pull items with :meth:`next_event`::
@@ -121,9 +120,10 @@ class Connection(Generic[_Extra]):
         last_event_id: The initial last event ID string, as after a reconnect that sent
             ``Last-Event-ID``.  Events carry it in ``id`` until the stream sets another.
         max_event_size: The most bytes one event may take in the stream: from the
-            first byte of its block (comments included) up to its dispatching blank
-            line, leaving out only that blank line's own line end; a line still
-            arriving counts with the bytes it has so far.  A peer that exceeds it gets
+            first byte of its block (its first field line: comments before it are
+            handed out at once and do not count; those among its fields do) up to its
+            dispatching blank line, leaving out only that blank line's own line end; a
+            line still arriving counts with the bytes it has so far.  A peer that exceeds it gets
             a :class:`RemoteProtocolError`.  ``None`` means no limit.  Default:
             :data:`DEFAULT_MAX_EVENT_SIZE` (16 MiB).  In keep_raw mode, bytes waiting
             for :meth:`take_raw` may not exceed it either (LocalProtocolError).
@@ -166,11 +166,19 @@ class Connection(Generic[_Extra]):
     the parser may have stopped half-way through a step, so its state is not trusted.
     The items returned before stand; :attr:`last_event_id` and :attr:`retry` stay
     readable, for a reconnect.
+
+    One call at a time.  A connection is used by one thread at a time.  A call to
+    :meth:`next_event` made while it is running on the same connection (from a
+    finalizer the garbage collector runs inside it, or from another thread) raises
+    :class:`ValueError` and changes nothing: the running call goes on, and the
+    connection is not failed.  A nested :meth:`receive_data` only queues, and is
+    accepted; the compiled core also refuses a nested :meth:`take_raw` or
+    ``__init__`` with :class:`ValueError` (the pure core's are memory-safe anyway).
     """
 
     @overload
     def __init__(
-        self: Connection[Never],
+        self: PyConnection[Never],
         *,
         errors: Literal["strict", "replace"] = ...,
         last_event_id: str = ...,
@@ -182,7 +190,7 @@ class Connection(Generic[_Extra]):
     ) -> None: ...
     @overload
     def __init__(
-        self: Connection[OptInItem],
+        self: PyConnection[OptInItem],
         *,
         errors: Literal["strict", "replace"] = ...,
         last_event_id: str = ...,
@@ -203,39 +211,11 @@ class Connection(Generic[_Extra]):
         piece_size: int | None = None,
         diagnostics: bool = False,
     ) -> None:
-        if errors not in ("strict", "replace"):
-            raise ValueError(f'errors must be "strict" or "replace", not {errors!r}')
-        if not issubclass(type(last_event_id), str):
-            raise TypeError(f"last_event_id must be str, not {type(last_event_id).__name__}")
-        # Copied to an exact str first, as serialize() does: a subclass's __contains__
-        # could pass the check below and keep CR or LF in what is stored and sent.
-        last_event_id = str.__str__(last_event_id)
-        if "\0" in last_event_id or "\r" in last_event_id or "\n" in last_event_id:
-            # The stream itself can never set such an ID; refusing it here also keeps
-            # it from being sent back in a Last-Event-ID header.
-            raise ValueError("last_event_id may not contain NUL, CR or LF")
-        if max_event_size is not None and (
-            isinstance(max_event_size, bool)
-            or not isinstance(max_event_size, int)
-            or max_event_size < 1
-        ):
-            raise ValueError(
-                f"max_event_size must be a positive int or None, not {max_event_size!r}"
-            )
-        if on_oversize not in ("error", "skip"):
-            raise ValueError(f'on_oversize must be "error" or "skip", not {on_oversize!r}')
-        if piece_size is not None and (
-            isinstance(piece_size, bool)
-            or not isinstance(piece_size, int)
-            or not 1 <= piece_size <= (max_event_size or _NO_LIMIT)
-        ):
-            raise ValueError(
-                f"piece_size must be None or an int from 1 to max_event_size, not {piece_size!r}"
-            )
         # (The parser keeps errors and the limit in its own locals: each attribute less
         # keeps the instance's dict in a smaller size class, 88 bytes less on 3.10.)
-        strict = errors == "strict"
-        limit = _NO_LIMIT if max_event_size is None else max_event_size
+        strict, limit = check_options(
+            errors, last_event_id, max_event_size, on_oversize, piece_size
+        )
 
         self._chunk: bytes | None = None  # the oldest chunk the parser has not taken
         self._later: deque[bytes] | None = None  # the newer ones (see the header)
@@ -244,7 +224,8 @@ class Connection(Generic[_Extra]):
         self._error: BaseException | None = None  # what failed the connection, once failed
 
         # What outlives the parsing loop (the rest lives in the parser's locals).
-        self._last_event_id = last_event_id  # the spec's last event ID string
+        # The spec's last event ID string, kept as an exact str (see check_options).
+        self._last_event_id = str.__str__(last_event_id)
         self._retry: int | None = None  # the spec's reconnection time
 
         # keep_raw mode: the received bytes not yet handed out (None without it).
@@ -385,6 +366,12 @@ class Connection(Generic[_Extra]):
             raise LocalProtocolError("take_raw() needs Connection(keep_raw=True)")
         return self._raw.take()
 
+    def __copy__(self) -> NoReturn:
+        raise TypeError(NOT_COPYABLE)  # (a copy would share the parser and lose input)
+
+    def __deepcopy__(self, memo: object) -> NoReturn:
+        raise TypeError(NOT_COPYABLE)
+
     # ------------------------------------------------------------------ the queue
 
     def _take_chunk(self) -> bytes | None:
@@ -432,5 +419,11 @@ class Connection(Generic[_Extra]):
 
 
 class _NextEvent(functools.partial):  # type: ignore[type-arg]
-    __doc__ = Connection.next_event.__doc__
+    __doc__ = PyConnection.next_event.__doc__
     __slots__ = ()
+
+
+# The name this class had before the pure core got one of its own.  Nothing in the
+# package uses it (tests/test_entry_points.py checks): use PyConnection, or
+# sse_sansio.Connection for the process's choice.
+Connection = PyConnection

@@ -27,17 +27,22 @@
  *
  * The options of issue 15 (on_oversize, piece_size, diagnostics) are the pure core's
  * alone: a connection made with any of them at a value other than its default creates
- * a pure _connection.Connection with the same options and forwards every call to it
+ * a pure _connection.PyConnection with the same options and forwards every call to it
  * (`delegate`), and its `implementation` says "python".  Their rules (_line_by_line.py)
  * then live in one place, and this file keeps one path.  The default path pays one
  * pointer test in next_event() (about 4 instructions a call, measured with callgrind)
  * and none in receive_data(): a delegating connection is never `plain`, so the fast
  * path's existing test sends it on.
  *
+ * One contract: the option checks and their messages, the default limit and the
+ * refusals that do not depend on the stream are _contract.py's, read at import (as
+ * the docstrings are); Connection() with no option given skips the call.
+ *
  * Invariants:
  * - Offsets are stream offsets (bytes since the first byte received, BOM included):
  *   `off` is where the line being walked starts, `first` where the current block
- *   starts, `deadline` is first + max_event_size.  A line whose bytes (its own line end
+ *   starts (after the blank line or comment line before its first field),
+ *   `deadline` is first + max_event_size.  A line whose bytes (its own line end
  *   left out) reach past `deadline` fails the connection at `deadline`.
  * - A CR that ends a chunk ends its line at once (the span rule): the item's `end`
  *   stops after the CR, and an LF at the start of the next chunk belongs to no item.
@@ -49,6 +54,12 @@
  * - Once any exception escapes next_event(), the connection is failed for good: a
  *   RemoteProtocolError is raised again (same message and offset) on every later call;
  *   any other exception becomes a LocalProtocolError whose __cause__ it is.
+ * - One call at a time parses: `busy` is set while next_event() runs, and a nested or
+ *   concurrent call that would touch the buffers (next_event(), take_raw(), __init__(),
+ *   from a finalizer the garbage collector runs inside an allocation, or from another
+ *   thread) raises ValueError and changes nothing, as the pure core's generator does.
+ *   receive_data() only queues, so it is accepted even then: nothing it changes is held
+ *   across an allocation by the outer call (hand_out() copies after allocating).
  * - Strict mode checks every line for valid UTF-8 as it completes (an ASCII fast path
  *   eight bytes at a time); on a bad sequence CPython's own decoder is asked for the
  *   reason, so that the messages are those of the pure core.
@@ -65,9 +76,15 @@
 static PyTypeObject *EventType, *CommentType, *EndOfStreamType;
 static PyObject *NeedData, *RemoteProtocolError, *LocalProtocolError;
 static PyObject *str_message, *str_empty, *bytes_empty, *str_offset;
+/* What _contract.py defines: the option checks, the default limit, the refusals. */
+static PyObject *check_options, *default_limit_obj, *not_copyable, *nested_call;
+static Py_ssize_t default_limit;
+/* What _fields.py defines: the clamp of a retry value. */
+static PyObject *retry_max;
+static Py_ssize_t retry_max_digits;
 /* For the connections that delegate to the pure core. */
 static PyObject *pure_module; /* sse_sansio._connection */
-static PyObject *str_Connection, *str_error, *str_next_event, *str_receive_data, *str_take_raw;
+static PyObject *str_PyConnection, *str_error, *str_next_event, *str_receive_data, *str_take_raw;
 static PyObject *str_last_event_id, *str_retry, *str_compiled, *str_python;
 
 static const unsigned char BOM[3] = {0xEF, 0xBB, 0xBF};
@@ -225,6 +242,7 @@ typedef struct {
     int bom_done;
     int head_len; /* BOM look-ahead: the bytes so far, a prefix of the BOM */
     int skip_lf;  /* the last chunk ended with the CR of a line: an LF next is its tail */
+    int busy;     /* next_event() is running: a nested call is refused (see the header) */
     /* Failure: a protocol error (message and offset) or any other exception. */
     PyObject *error_message;
     Py_ssize_t error_offset;
@@ -319,7 +337,7 @@ conn_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     Conn *c = (Conn *)type->tp_alloc(type, 0);
     if (c != NULL) {
-        conn_setup(c, 1, 16 * 1024 * 1024, 0, str_empty);
+        conn_setup(c, 1, default_limit, 0, str_empty);
     }
     return (PyObject *)c;
 }
@@ -331,7 +349,24 @@ type_name(PyObject *obj)
 }
 
 
-static PyObject *str_strict, *str_replace;
+static PyObject *str_strict;
+
+/* A call made while next_event() runs on this connection.  Returns -1. */
+static int
+refuse_nested(const char *method)
+{
+    PyObject *name = PyUnicode_FromString(method);
+    if (name == NULL) {
+        return -1;
+    }
+    PyObject *message = PyUnicode_Format(nested_call, name);
+    Py_DECREF(name);
+    if (message != NULL) {
+        PyErr_SetObject(PyExc_ValueError, message);
+        Py_DECREF(message);
+    }
+    return -1;
+}
 
 /* 1 if an option of the pure core alone has a value other than its default (even an
  * invalid one: the pure core then says what is wrong with it), 0 if not, -1 on error. */
@@ -353,7 +388,7 @@ static int
 delegate_to_pure_core(Conn *c, PyObject *args, PyObject *kwds)
 {
     /* Looked up at each call, not at import: the pure core as it is now. */
-    PyObject *pure = PyObject_GetAttr(pure_module, str_Connection);
+    PyObject *pure = PyObject_GetAttr(pure_module, str_PyConnection);
     if (pure == NULL) {
         return -1;
     }
@@ -369,7 +404,7 @@ delegate_to_pure_core(Conn *c, PyObject *args, PyObject *kwds)
         Py_DECREF(delegate);
         return -1;
     }
-    conn_setup(c, 1, 16 * 1024 * 1024, 0, str_empty);
+    conn_setup(c, 1, default_limit, 0, str_empty);
     c->delegate = delegate;
     c->delegate_next = next;
     c->delegate_receive = receive;
@@ -385,6 +420,9 @@ conn_init(Conn *c, PyObject *args, PyObject *kwds)
     PyObject *errors = NULL, *last_event_id = str_empty, *max_event_size = NULL;
     PyObject *on_oversize = NULL, *piece_size = NULL, *diagnostics = NULL;
     int keep_raw = 0;
+    if (c->busy) {
+        return refuse_nested("__init__");
+    }
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOpOOO:Connection", kwlist, &errors,
                                      &last_event_id, &max_event_size, &keep_raw, &on_oversize,
                                      &piece_size, &diagnostics)) {
@@ -394,71 +432,36 @@ conn_init(Conn *c, PyObject *args, PyObject *kwds)
     if (pure != 0) {
         return pure < 0 ? -1 : delegate_to_pure_core(c, args, kwds);
     }
-    int strict = 1;
-    if (errors != NULL) {
-        int is = PyObject_RichCompareBool(errors, str_strict, Py_EQ);
-        if (is < 0) {
-            return -1;
-        }
-        if (!is) {
-            is = PyObject_RichCompareBool(errors, str_replace, Py_EQ);
-            if (is < 0) {
-                return -1;
-            }
-            if (!is) {
-                PyErr_Format(PyExc_ValueError,
-                             "errors must be \"strict\" or \"replace\", not %R", errors);
-                return -1;
-            }
-            strict = 0;
-        }
+    if (errors == NULL && last_event_id == str_empty && max_event_size == NULL) {
+        conn_setup(c, 1, default_limit, keep_raw, str_empty); /* Connection(): no checks */
+        return 0;
     }
-    if (!PyUnicode_Check(last_event_id)) {
-        PyObject *name = type_name(last_event_id);
-        if (name != NULL) {
-            PyErr_Format(PyExc_TypeError, "last_event_id must be str, not %U", name);
-            Py_DECREF(name);
-        }
+    /* The checks and their messages are _contract.check_options(), the pure core's. */
+    PyObject *checked = PyObject_CallFunctionObjArgs(
+        check_options, errors ? errors : str_strict, last_event_id,
+        max_event_size ? max_event_size : default_limit_obj, str_error, Py_None, NULL);
+    if (checked == NULL) {
         return -1;
     }
-    Py_ssize_t length = PyUnicode_GET_LENGTH(last_event_id);
-    static const Py_UCS4 forbidden[3] = {0, '\r', '\n'};
-    for (int i = 0; i < 3; i++) {
-        Py_ssize_t at = PyUnicode_FindChar(last_event_id, forbidden[i], 0, length, 1);
-        if (at == -2) {
-            return -1;
-        }
-        if (at >= 0) {
-            /* The stream itself can never set such an ID; refusing it here also keeps
-             * it from being sent back in a Last-Event-ID header. */
-            PyErr_SetString(PyExc_ValueError, "last_event_id may not contain NUL, CR or LF");
-            return -1;
-        }
+    if (!PyTuple_Check(checked) || PyTuple_GET_SIZE(checked) != 2) {
+        Py_DECREF(checked);
+        PyErr_SetString(PyExc_SystemError, "sse_sansio: check_options() gave no pair");
+        return -1;
     }
-    Py_ssize_t limit = 16 * 1024 * 1024;
-    if (max_event_size == Py_None) {
-        limit = PY_SSIZE_T_MAX;
+    int overflow = 0;
+    int strict = PyObject_IsTrue(PyTuple_GET_ITEM(checked, 0));
+    long long value = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(checked, 1), &overflow);
+    Py_DECREF(checked);
+    if (strict < 0 || (value == -1 && PyErr_Occurred())) {
+        return -1;
     }
-    else if (max_event_size != NULL) {
-        int overflow = 0;
-        long long value = 0;
-        if (PyLong_Check(max_event_size) && !PyBool_Check(max_event_size)) {
-            value = PyLong_AsLongLongAndOverflow(max_event_size, &overflow);
-            if (value == -1 && PyErr_Occurred()) {
-                return -1;
-            }
-        }
-        if (!PyLong_Check(max_event_size) || PyBool_Check(max_event_size) || overflow < 0 ||
-            (overflow == 0 && value < 1)) {
-            PyErr_Format(PyExc_ValueError,
-                         "max_event_size must be a positive int or None, not %R",
-                         max_event_size);
-            return -1;
-        }
-        /* A limit beyond any offset a stream can reach is no limit. */
-        limit = (overflow > 0 || value > (long long)PY_SSIZE_T_MAX) ? PY_SSIZE_T_MAX
-                                                                    : (Py_ssize_t)value;
+    if (overflow < 0 || (overflow == 0 && value < 1)) {
+        PyErr_SetString(PyExc_SystemError, "sse_sansio: check_options() gave a bad limit");
+        return -1;
     }
+    /* A limit beyond any offset a stream can reach is no limit. */
+    Py_ssize_t limit = (overflow > 0 || value > (long long)PY_SSIZE_T_MAX) ? PY_SSIZE_T_MAX
+                                                                         : (Py_ssize_t)value;
     conn_setup(c, strict, limit, keep_raw, last_event_id);
     return 0;
 }
@@ -643,10 +646,13 @@ hand_out(Conn *c, Py_ssize_t end)
     if (cut == 0) {
         return Py_NewRef(bytes_empty);
     }
-    PyObject *out = PyBytes_FromStringAndSize(c->raw.p + c->raw_start, cut);
+    /* Allocate, then copy: a receive_data() run by a finalizer inside the allocation
+     * may move c->raw.p. */
+    PyObject *out = PyBytes_FromStringAndSize(NULL, cut);
     if (out == NULL) {
         return NULL;
     }
+    memcpy(PyBytes_AS_STRING(out), c->raw.p + c->raw_start, (size_t)cut);
     c->raw_start += cut;
     c->raw_from = c->safe_end = end;
     if (c->raw_start == c->raw.len) {
@@ -757,8 +763,10 @@ append_data(Conn *c, const char *v, Py_ssize_t n)
 
 /* Spec: "If the field name is "retry": If the field value consists of only ASCII
  * digits, then interpret the field value as an integer in base ten, and set the event
- * stream's reconnection time to that integer.  Otherwise, ignore the field."  A value
- * with more digits than int() accepts (sys.get_int_max_str_digits()) is ignored. */
+ * stream's reconnection time to that integer.  Otherwise, ignore the field."  The rule
+ * of _fields.retry_value(): the empty value is ignored; leading zeros are dropped; more
+ * than retry_max_digits significant digits (or more than int() accepts) clamp to
+ * retry_max. */
 static int
 set_retry(Conn *c, const char *v, Py_ssize_t n)
 {
@@ -770,6 +778,10 @@ set_retry(Conn *c, const char *v, Py_ssize_t n)
             return 0;
         }
     }
+    while (n > 1 && v[0] == '0') {
+        v++;
+        n--;
+    }
     PyObject *value;
     if (n <= 18) {
         long long x = 0;
@@ -777,6 +789,9 @@ set_retry(Conn *c, const char *v, Py_ssize_t n)
             x = x * 10 + (v[i] - '0');
         }
         value = PyLong_FromLongLong(x);
+    }
+    else if (n > retry_max_digits) {
+        value = Py_NewRef(retry_max);
     }
     else {
         char *z = PyMem_Malloc((size_t)n + 1);
@@ -789,8 +804,8 @@ set_retry(Conn *c, const char *v, Py_ssize_t n)
         value = PyLong_FromString(z, NULL, 10);
         PyMem_Free(z);
         if (value == NULL && PyErr_ExceptionMatches(PyExc_ValueError)) {
-            PyErr_Clear();
-            return 0;
+            PyErr_Clear(); /* sys.set_int_max_str_digits() lowered the limit */
+            value = Py_NewRef(retry_max);
         }
     }
     if (value == NULL) {
@@ -873,6 +888,12 @@ process_line(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t tlen, PyObject **o
         }
         else {
             raw = Py_NewRef(bytes_empty);
+        }
+        if (c->event_start < 0) {
+            /* Nothing is held for a comment before a block's first field: the block,
+             * and its size, start after it. */
+            c->first = end;
+            c->deadline = add_limit(end, c->limit);
         }
         if (set_slot(item, 3, raw) < 0 || set_slot(item, 1, ssize(start)) < 0 ||
             set_slot(item, 2, ssize(end)) < 0) {
@@ -1177,10 +1198,16 @@ conn_next_event(Conn *c, PyObject *Py_UNUSED(ignored))
     if (c->error_message != NULL || c->failure != NULL) {
         return raise_failure(c);
     }
+    if (c->busy) {
+        refuse_nested("next_event");
+        return NULL; /* not a failure: the outer call goes on */
+    }
+    c->busy = 1;
     PyObject *item = parse(c);
     if (item == NULL) {
         record_failure(c);
     }
+    c->busy = 0;
     return item;
 }
 
@@ -1268,7 +1295,24 @@ conn_take_raw(Conn *c, PyObject *Py_UNUSED(ignored))
         PyErr_SetString(LocalProtocolError, "take_raw() needs Connection(keep_raw=True)");
         return NULL;
     }
+    if (c->busy) {
+        refuse_nested("take_raw");
+        return NULL;
+    }
     return hand_out(c, c->safe_end);
+}
+
+static PyObject *
+conn_copy(Conn *c, PyObject *Py_UNUSED(ignored))
+{
+    PyErr_SetObject(PyExc_TypeError, not_copyable); /* the pure core's answer */
+    return NULL;
+}
+
+static PyObject *
+conn_deepcopy(Conn *c, PyObject *Py_UNUSED(memo))
+{
+    return conn_copy(c, NULL);
 }
 
 static PyObject *
@@ -1337,6 +1381,8 @@ static PyMethodDef conn_methods[] = {
     {"receive_data", (PyCFunction)(void (*)(void))conn_receive_data,
      METH_FASTCALL | METH_KEYWORDS, NULL},
     {"take_raw", (PyCFunction)conn_take_raw, METH_NOARGS, NULL},
+    {"__copy__", (PyCFunction)conn_copy, METH_NOARGS, "Refused: TypeError."},
+    {"__deepcopy__", (PyCFunction)conn_deepcopy, METH_O, "Refused: TypeError."},
     {"__sizeof__", (PyCFunction)conn_sizeof, METH_NOARGS,
      "The connection's size in memory, with its buffers, in bytes."},
     {NULL, NULL, 0, NULL},
@@ -1415,7 +1461,7 @@ static struct PyModuleDef core_module = {
 PyMODINIT_FUNC
 PyInit__core(void)
 {
-    PyObject *pure = NULL;
+    PyObject *pure = NULL, *digits = NULL;
     if ((EventType = (PyTypeObject *)import_attr("sse_sansio._events", "Event")) == NULL ||
         (CommentType = (PyTypeObject *)import_attr("sse_sansio._events", "Comment")) == NULL ||
         (EndOfStreamType = (PyTypeObject *)import_attr("sse_sansio._events", "EndOfStream")) ==
@@ -1423,15 +1469,14 @@ PyInit__core(void)
         (RemoteProtocolError = import_attr("sse_sansio._errors", "RemoteProtocolError")) == NULL ||
         (LocalProtocolError = import_attr("sse_sansio._errors", "LocalProtocolError")) == NULL ||
         (NeedData = import_attr("sse_sansio._connection", "NEED_DATA")) == NULL ||
-        (pure = import_attr("sse_sansio._connection", "Connection")) == NULL ||
+        (pure = import_attr("sse_sansio._connection", "PyConnection")) == NULL ||
         (str_message = PyUnicode_InternFromString("message")) == NULL ||
         (str_empty = PyUnicode_FromString("")) == NULL ||
         (str_strict = PyUnicode_InternFromString("strict")) == NULL ||
-        (str_replace = PyUnicode_InternFromString("replace")) == NULL ||
         (str_offset = PyUnicode_InternFromString("offset")) == NULL ||
         (bytes_empty = PyBytes_FromStringAndSize("", 0)) == NULL ||
         (pure_module = PyImport_ImportModule("sse_sansio._connection")) == NULL ||
-        (str_Connection = PyUnicode_InternFromString("Connection")) == NULL ||
+        (str_PyConnection = PyUnicode_InternFromString("PyConnection")) == NULL ||
         (str_error = PyUnicode_InternFromString("error")) == NULL ||
         (str_next_event = PyUnicode_InternFromString("next_event")) == NULL ||
         (str_receive_data = PyUnicode_InternFromString("receive_data")) == NULL ||
@@ -1440,10 +1485,21 @@ PyInit__core(void)
         (str_retry = PyUnicode_InternFromString("retry")) == NULL ||
         (str_compiled = PyUnicode_InternFromString("compiled")) == NULL ||
         (str_python = PyUnicode_InternFromString("python")) == NULL ||
-        (keep_alive = PyList_New(0)) == NULL) {
+        (keep_alive = PyList_New(0)) == NULL ||
+        (check_options = import_attr("sse_sansio._contract", "check_options")) == NULL ||
+        (default_limit_obj = import_attr("sse_sansio._contract", "DEFAULT_MAX_EVENT_SIZE")) ==
+            NULL ||
+        (not_copyable = import_attr("sse_sansio._contract", "NOT_COPYABLE")) == NULL ||
+        (nested_call = import_attr("sse_sansio._contract", "NESTED_CALL")) == NULL ||
+        (default_limit = PyLong_AsSsize_t(default_limit_obj)) == -1 ||
+        (retry_max = import_attr("sse_sansio._fields", "RETRY_MAX")) == NULL ||
+        (digits = import_attr("sse_sansio._fields", "RETRY_MAX_DIGITS")) == NULL ||
+        (retry_max_digits = PyLong_AsSsize_t(digits)) == -1) {
+        Py_XDECREF(digits);
         Py_XDECREF(pure);
         return NULL;
     }
+    Py_DECREF(digits);
     if (!PyType_Check(EventType) || !PyType_IsSubtype(EventType, &PyTuple_Type) ||
         !PyType_Check(CommentType) || !PyType_IsSubtype(CommentType, &PyTuple_Type) ||
         !PyType_Check(EndOfStreamType) || !PyType_IsSubtype(EndOfStreamType, &PyTuple_Type)) {
@@ -1451,10 +1507,13 @@ PyInit__core(void)
         Py_DECREF(pure);
         return NULL;
     }
+    static char signature[200];
+    PyOS_snprintf(signature, sizeof(signature),
+                  "Connection(*, errors='strict', last_event_id='', max_event_size=%zd, "
+                  "keep_raw=False, on_oversize='error', piece_size=None, diagnostics=False)",
+                  default_limit);
     const char *docs[6] = {
-        doc_of(pure, NULL,
-               "Connection(*, errors='strict', last_event_id='', max_event_size=16777216, "
-               "keep_raw=False, on_oversize='error', piece_size=None, diagnostics=False)"),
+        doc_of(pure, NULL, signature),
         doc_of(pure, "next_event", "next_event($self, /)"),
         doc_of(pure, "receive_data", "receive_data($self, /, data)"),
         doc_of(pure, "take_raw", "take_raw($self, /)"),

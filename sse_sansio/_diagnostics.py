@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ._interpret import _retry_value
+from ._fields import retry_value
 from ._response import describe_body
 
 __all__ = ["CODES", "SNIFF_BYTES", "discarded_block", "field_diagnostic", "sniff_start"]
@@ -135,16 +135,11 @@ def field_diagnostic(field: str, value: str) -> tuple[str, str] | None:
             f"an id holding U+0000 (NUL) is ignored, the last event ID stays: {_quoted(value)}"
         )
     if field == "retry":
-        if _retry_value(value) is not None:
+        if retry_value(value) is not None:
             return None
         # Spec: "If the field value consists of only ASCII digits, then interpret the
         # field value as an integer in base ten ...  Otherwise, ignore the field."
-        if not value:
-            why = "is empty"
-        elif value.isascii() and value.isdigit():
-            why = f"has {len(value)} digits, more than int() accepts"
-        else:
-            why = "is not only ASCII digits"
+        why = "is empty" if not value else "is not only ASCII digits"
         return "invalid-retry", (
             f"a retry value {why}, so it is ignored and the reconnection time stays: "
             f"{_quoted(value)}"

@@ -8,6 +8,12 @@
 # or "0" (the convention of aiohttp, yarl and multidict).  IMPLEMENTATION says which one
 # is in use, so that a slow install is never silent: ``sse-sansio --version`` and the
 # benchmark report print it.
+#
+# This is the only module that chooses.  The pure class is _connection.PyConnection;
+# every module that builds a connection (_feeding, _reconnect, testing, _cli) imports
+# Connection from here, so that iter_events(), the planner and the rest parse with the
+# core the process chose (tests/test_entry_points.py checks each).  This module
+# imports _connection and the extension only, so it closes no import circle.
 
 from __future__ import annotations
 
@@ -30,21 +36,21 @@ def select(
     environ: Mapping[str, str] = os.environ,
     implementation: str = sys.implementation.name,
     import_module: Callable[[str], ModuleType] = importlib.import_module,
-) -> tuple[type[_connection.Connection], Literal["compiled", "python"]]:
+) -> tuple[type[_connection.PyConnection], Literal["compiled", "python"]]:
     """The Connection class to use and its name, ``"compiled"`` or ``"python"``."""
     if environ.get(NO_EXTENSIONS, "") not in ("", "0") or implementation != "cpython":
-        return _connection.Connection, "python"
+        return _connection.PyConnection, "python"
     try:
         core = import_module("sse_sansio._core")
     except ImportError:
-        return _connection.Connection, "python"  # built without a compiler
-    compiled: type[_connection.Connection] = core.Connection
+        return _connection.PyConnection, "python"  # built without a compiler
+    compiled: type[_connection.PyConnection] = core.Connection
     return compiled, "compiled"
 
 
 if TYPE_CHECKING:
     # Type checkers see the reference: the compiled class has the same API.
-    from ._connection import Connection
+    from ._connection import PyConnection as Connection
 
     IMPLEMENTATION: Literal["compiled", "python"]
 else:

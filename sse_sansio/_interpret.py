@@ -15,11 +15,13 @@
 # stream), uniform_blocks() in _uniform.py reads the run column by column with C-level
 # iterators, and the line loop goes on after it.
 #
-# The size limit, in one place.  A block (from its first line, comments included, to
-# the blank line that dispatches it) may not reach past ``deadline`` = its first byte +
-# max_event_size.  The line end that ends the current line never counts: a CR that ends
-# a chunk may be half a CRLF, and the limit must not depend on the chunking.  Three
-# checks enforce it, each as cheap as its place allows:
+# The size limit, in one place.  A block (from its first field line, the comments
+# among its fields included, to the blank line that dispatches it) may not reach past
+# ``deadline`` = its first byte + max_event_size.  A comment before the first field
+# moves the block's start past it: nothing is held for it.  The line end that ends
+# the current line never counts: a CR that ends a chunk may be half a CRLF, and the
+# limit must not depend on the chunking.  Three checks enforce it, each as cheap as
+# its place allows:
 # - a complete line, when its window may reach the deadline at all (``near_limit``, one
 #   comparison per window; otherwise the lines skip the check);
 # - the line still arriving, when it grows past ``watch`` (the room the block has left,
@@ -66,10 +68,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from contextlib import suppress
 from typing import TYPE_CHECKING, Final, NoReturn
 
 from ._events import Comment, EndOfStream, Event
+from ._fields import retry_value
 from ._lines import (
     SPILL,
     WINDOW,
@@ -85,7 +87,8 @@ from ._need_data import NEED_DATA, NeedData
 from ._uniform import MIN_BLOCKS, uniform_blocks
 
 if TYPE_CHECKING:
-    from ._connection import Connection, OptInItem
+    from ._connection import OptInItem
+    from ._connection import PyConnection as Connection
     from ._raw import RawBytes
 
 __all__ = ["FAST_PATH", "parse"]
@@ -322,6 +325,10 @@ def parse(
                             # Spec: "If the line starts with a U+003A COLON character (:):
                             # Ignore the line."  We hand it to the caller as a Comment.
                             if raw[0] == 58:  # ":"
+                                if event_start < 0:
+                                    # Nothing is held for a comment before a block's
+                                    # first field: the block starts after it.
+                                    deadline = off + limit
                                 yield new(
                                     Comment,
                                     (
@@ -532,30 +539,15 @@ def _deferred_event(
 
 
 def _retry(conn: Connection[OptInItem], value: str, block_retry: int | None) -> int | None:
-    """A retry field: set the reconnection time if its value is valid (_retry_value).
+    """A retry field: set the reconnection time if its value is valid (retry_value).
 
     Returns the block's retry value: this one if valid, else ``block_retry``.
     """
-    retry = _retry_value(value)
+    retry = retry_value(value)
     if retry is None:
         return block_retry
     conn._retry = retry
     return retry
-
-
-def _retry_value(value: str) -> int | None:
-    """Spec: "If the field name is "retry": If the field value consists of only ASCII
-    digits, then interpret the field value as an integer in base ten, and set the event
-    stream's reconnection time to that integer.  Otherwise, ignore the field."
-
-    (isdigit() alone would accept other digits.)  More digits than int() accepts
-    (sys.int_info's str_digits_check_threshold, 4300 by default): a reconnection time
-    beyond 10**4300 ms is ignored.  The line-by-line path and the diagnostics share it.
-    """
-    if value.isascii() and value.isdigit():
-        with suppress(ValueError):
-            return int(value)
-    return None
 
 
 def _fold(data_lines: list[str], folded: int) -> int:

@@ -60,12 +60,13 @@ from ._events import (
     PiecedEvent,
     SkippedEvent,
 )
-from ._interpret import _retry_value
+from ._fields import retry_value
 from ._lines import check_cut_line, exceeds, fail, take_bom
 from ._need_data import NEED_DATA, NeedData
 
 if TYPE_CHECKING:
-    from ._connection import Connection, OptInItem
+    from ._connection import OptInItem
+    from ._connection import PyConnection as Connection
     from ._raw import RawBytes
 
 __all__ = ["parse"]
@@ -298,6 +299,10 @@ class _Parser:
                 # A comment between events is forwarded at once; one inside an event's
                 # fields travels with that event.
                 raw_out = self.raw.hand_out(end) if self.event_start < 0 else b""
+            if self.event_start < 0:
+                # Nothing is held for a comment before a block's first field: the
+                # block, and its size, start after it.
+                self.first = self.mark = end
             yield _new(Comment, (line[2:] if line[1:2] == " " else line[1:], start, end, raw_out))
             return
         # Spec: "If the line contains a U+003A COLON character (:): Collect the
@@ -335,7 +340,7 @@ class _Parser:
         # ASCII digits, then interpret the field value as an integer in base ten, and
         # set the event stream's reconnection time to that integer."
         elif field == "retry":
-            retry = _retry_value(value)
+            retry = retry_value(value)
             if retry is not None:
                 self.conn._retry = self.block_retry = retry
                 self.retry_seen = True

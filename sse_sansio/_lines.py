@@ -37,7 +37,8 @@ from ._errors import RemoteProtocolError
 from ._need_data import NEED_DATA, NeedData
 
 if TYPE_CHECKING:
-    from ._connection import Connection, OptInItem
+    from ._connection import OptInItem
+    from ._connection import PyConnection as Connection
 
 __all__ = [
     "SPILL",

@@ -63,7 +63,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, overload
 
-from ._connection import Connection, OptInItem
+from ._connection import OptInItem
 from ._errors import LocalProtocolError, RemoteProtocolError
 from ._events import Comment, Event
 from ._feeding import (
@@ -74,6 +74,7 @@ from ._feeding import (
     chunks_of,
     iter_events,
 )
+from ._implementation import Connection
 from ._response import Headers, ResponseCheck, ResponseError, check_response
 
 __all__ = ["AttemptEnd", "Reconnect", "ReconnectPlanner", "Stop", "StopCause"]

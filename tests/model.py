@@ -14,14 +14,16 @@ Where the spec leaves room, the model mirrors sse_sansio's documented choices:
 
 - Comment lines are returned as items (text after the colon, one leading space removed).
 - ``Event.retry`` is a valid ``retry`` value from the event's own block; an empty
-  ``retry`` value is ignored, and so is one longer than ``RETRY_MAX_DIGITS`` digits
-  (CPython's default limit for ``int()`` of a string).
+  ``retry`` value is ignored; leading zeros do not count, and a value of more than
+  ``RETRY_MAX_DIGITS`` significant digits (CPython's default limit for ``int()`` of a
+  string) is clamped to the largest number of that many digits.
 - Strict decoding: the items of every complete line before the line holding the first
   invalid byte are delivered, then the error, whose offset is that byte's offset.  An
   invalid or unfinished sequence in the unterminated last line raises at end of stream.
-- ``max_event_size``: per block, the bytes from the block's first line (comments and
-  earlier lines' line ends included) to the end of the current line's text (its own
-  line end left out) must not exceed the limit.  The unterminated last line counts too
+- ``max_event_size``: per block, the bytes from the block's first line (the comments
+  among its fields and earlier lines' line ends included; comment lines before its
+  first field are no part of it) to the end of the current line's text (its own line
+  end left out) must not exceed the limit.  The unterminated last line counts too
   (the harness drains before signalling the end of stream), unless it is only the start
   of a BOM.  A leading BOM is no part of any block.  The error's offset is
   ``block_first + limit``.  The size check of a line comes before its decoding check.
@@ -40,6 +42,15 @@ from dataclasses import dataclass, field
 
 # int() refuses strings of more digits than this (sys.get_int_max_str_digits()).
 RETRY_MAX_DIGITS = 4300
+
+
+def retry_of(value: str) -> int:
+    """The reconnection time a retry value of only ASCII digits sets (not empty)."""
+    significant = value.lstrip("0") or "0"
+    if len(significant) > RETRY_MAX_DIGITS:
+        return int("9" * RETRY_MAX_DIGITS)
+    return int(significant)
+
 
 REPLACEMENT = "\ufffd"
 
@@ -297,8 +308,8 @@ def interpret(
                 elif name == "id":
                     if "\0" not in value:
                         id_buffer = value
-                elif value and all(c in "0123456789" for c in value) and len(value) <= 4300:
-                    result.retry = block_retry = int(value)
+                elif value and all(c in "0123456789" for c in value):
+                    result.retry = block_retry = retry_of(value)
             elif not line.text:
                 item_end = line.end
                 if line.end - line.text_end == 2 and line.text_end + 1 in cut_at:
@@ -357,6 +368,8 @@ def interpret(
             if comment.startswith(" "):
                 comment = comment[1:]
             result.items.append(MComment(comment, line.start, item_end))
+            if event_start < 0:
+                block_first = line.end  # before the first field: no part of the block
             continue
 
         if event_start < 0:
@@ -376,13 +389,8 @@ def interpret(
         elif name == "id":
             if "\0" not in value:
                 id_buffer = value
-        elif (
-            name == "retry"
-            and value
-            and all(c in "0123456789" for c in value)
-            and len(value) <= RETRY_MAX_DIGITS
-        ):
-            result.retry = block_retry = int(value)
+        elif name == "retry" and value and all(c in "0123456789" for c in value):
+            result.retry = block_retry = retry_of(value)
 
     # End of stream: an event without its blank line is not dispatched.
     result.items.append(MEnd(partial_line, data_buffer != "" or skipping))

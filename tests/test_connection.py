@@ -7,6 +7,7 @@ documented API, never from running the parser.
 
 from __future__ import annotations
 
+import sys
 import typing
 from collections.abc import Iterable
 from typing import Any
@@ -433,8 +434,8 @@ def test_limit_offset_is_block_start_plus_limit() -> None:
     assert parse(data, max_event_size=13) == [Event(data="a"), Event(data="bbbbbb"), END]
 
 
-def test_limit_counts_comments_and_every_line_of_the_block() -> None:
-    data = b": hi\nevent: e\ndata: x\n\n"  # 5 + 9 + 8 + 1 = 23 bytes, 22 counted
+def test_limit_counts_comments_among_the_fields_and_every_line_of_the_block() -> None:
+    data = b"event: e\n: hi\ndata: x\n\n"  # 9 + 5 + 8 + 1 = 23 bytes, 22 counted
     assert parse(data, max_event_size=22)[1] == Event(type="e", data="x")
     assert error_in_every_chunking(data, max_event_size=21) == (21, [Comment(text="hi")])
 
@@ -598,13 +599,33 @@ def test_retry_without_colon_is_ignored() -> None:
     assert conn.retry == 100
 
 
-def test_retry_with_more_digits_than_int_accepts_is_ignored() -> None:
-    # Above 4300 digits CPython's int() refuses the string (CVE-2020-10735).  No real
-    # reconnection time is that long; the field is ignored and nothing crashes.
-    huge = b"9" * 5000
-    items, conn = feed([b"retry: 20\n\nretry: " + huge + b"\ndata: x\n\n"])
-    assert items == [Event(data="x"), END]
-    assert conn.retry == 20
+def test_retry_with_leading_zeros_past_int_s_limit_is_its_value() -> None:
+    # Any run of ASCII digits sets the reconnection time (issue 26/16): 5,000 zeros
+    # then 5 is 5, though int() refuses a string of more than 4,300 digits.
+    items, conn = feed([b"retry: 20\n\nretry: " + b"0" * 5000 + b"5\ndata: x\n\n"])
+    assert items == [Event(data="x", retry=5), END]
+    assert conn.retry == 5
+
+
+def test_retry_with_more_digits_than_int_accepts_is_clamped() -> None:
+    # Above 4,300 significant digits CPython's int() refuses the string
+    # (CVE-2020-10735), and no Event could write it: the value is clamped to the
+    # largest number of 4,300 digits.
+    most = int("9" * 4300)
+    items, conn = feed([b"retry: 20\n\nretry: " + b"1" + b"0" * 4999 + b"\ndata: x\n\n"])
+    assert items == [Event(data="x", retry=most), END]
+    assert conn.retry == most
+
+
+def test_retry_past_a_lowered_int_limit_is_clamped() -> None:
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        items, conn = feed([b"retry: " + b"7" * 700 + b"\n\n"])
+    finally:
+        sys.set_int_max_str_digits(old)
+    assert items == [END]
+    assert conn.retry == int("9" * 4300)
 
 
 def test_retry_in_event_only_from_its_own_block() -> None:

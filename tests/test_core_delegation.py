@@ -1,7 +1,7 @@
 """The compiled core hands the pure core's own options to the pure core (issue 15).
 
 A compiled Connection made with ``on_oversize``, ``piece_size`` or ``diagnostics`` at a
-value other than its default creates a pure ``_connection.Connection`` with the same
+value other than its default creates a pure ``_connection.PyConnection`` with the same
 options and forwards every call to it; its ``implementation`` says "python".  With the
 defaults (given or not) it parses itself and says "compiled".
 
@@ -80,7 +80,7 @@ EXTRA = ("on_oversize", "piece_size", "diagnostics")
 @pytest.fixture
 def stand_in(monkeypatch: pytest.MonkeyPatch) -> type[StandIn]:
     StandIn.made = []
-    monkeypatch.setattr(_connection, "Connection", StandIn)
+    monkeypatch.setattr(_connection, "PyConnection", StandIn)
     return StandIn
 
 
@@ -126,7 +126,7 @@ def test_the_pure_cores_refusal_is_the_callers_error(monkeypatch: pytest.MonkeyP
         def __init__(self, **options: Any) -> None:
             raise ValueError(f"refused {sorted(options)}")
 
-    monkeypatch.setattr(_connection, "Connection", Refusing)
+    monkeypatch.setattr(_connection, "PyConnection", Refusing)
     with pytest.raises(ValueError, match=r"refused \['diagnostics', 'errors'\]"):
         compiled(errors="strict", diagnostics=True)
 

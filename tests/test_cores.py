@@ -47,7 +47,7 @@ from sse_sansio import (
 from .strategies import chunked, max_event_sizes, streams
 
 ROOT = Path(__file__).resolve().parent.parent
-PURE = _connection.Connection
+PURE = _connection.PyConnection
 REQUIRED = os.environ.get("SSE_SANSIO_REQUIRE_EXTENSIONS", "") not in ("", "0")
 
 

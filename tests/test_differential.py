@@ -227,12 +227,16 @@ def test_model_offsets_by_hand() -> None:
         MEvent("message", "a", "5", None, 9, 25),
         MEnd(0, False),
     ]
-    # The block starts after the BOM, at 3 (the comment is part of it), and ends where
-    # the dispatching blank line starts, at 23: 20 bytes.
-    assert interpret(stream, max_event_size=20).error is None
-    assert interpret(stream, max_event_size=19).error == MError("size", 3 + 19)
-    # Without the BOM, and with the blank line's CRLF: the same 20 bytes.
-    assert interpret(stream[3:], max_event_size=19).error == MError("size", 19)
+    # The block starts after the comment before its first field, at 9 (a comment there
+    # is no part of it), and ends where the dispatching blank line starts, at 23: 14
+    # bytes.
+    assert interpret(stream, max_event_size=14).error is None
+    assert interpret(stream, max_event_size=13).error == MError("size", 9 + 13)
+    # Without the BOM, and with the blank line's CRLF: the same 14 bytes, from 6.
+    assert interpret(stream[3:], max_event_size=13).error == MError("size", 6 + 13)
+    # The comment counts while it is arriving, from the start of the block (after the
+    # BOM): its 4 bytes reach past a limit of 3.
+    assert interpret(stream, max_event_size=3).error == MError("size", 3 + 3)
     # A line still arriving counts with the bytes it has.
     assert interpret(b"data: 1\n\ndata: 12345", max_event_size=11).error is None
     assert interpret(b"data: 1\n\ndata: 12345", max_event_size=10).error == MError("size", 19)

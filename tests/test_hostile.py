@@ -103,7 +103,8 @@ SIZE_CASES = [
     ("one-long-line", b"data: 0123456789\n\n", 10, 10, 0),
     ("line-end-tips-it", b"data: 01234\n\n", 11, 11, 0),
     ("partial-line", b"data: x\n\ndata: 0123456789012345", 12, 21, 1),
-    ("comments-count", b": aaaa\n: bbbb\ndata: x\n\n", 15, 15, 2),
+    # Comments among a block's fields count; those before its first field do not.
+    ("comments-among-fields-count", b"data: x\n: aaaa\n: bbbb\n\n", 15, 15, 1),
     ("second-block", b"data: 1\n\ndata: 123456789\n\n", 12, 9 + 12, 1),
     # A leading BOM is no part of the first block, which starts at 3.
     ("after-bom", b"\xef\xbb\xbfdata: 1234\n\n", 10, 3 + 10, 0),
@@ -111,7 +112,8 @@ SIZE_CASES = [
     ("crlf-line-ends", b"data: 1\r\n\r\ndata: 12\r\n\r\n", 9, 11 + 9, 1),
     ("id-only-block-then-big", b"id: 1\n\ndata: 0123456789\n\n", 12, 19, 0),
     ("size-before-utf8", b"data: \xff" + b"x" * 20 + b"\n\n", 10, 10, 0),
-    ("endless-comment-block", b": x\n" * 100, 64, 64, 16),
+    # A comment line still counts while it arrives, from its own start.
+    ("long-comment-line", b": x\n" * 100 + b": " + b"y" * 70, 64, 400 + 64, 100),
 ]
 
 

@@ -1,0 +1,172 @@
+"""Every entry point of the package parses with the core the process chose.
+
+sse_sansio._implementation is the only module that chooses (the compiled core when it
+was built and SSE_SANSIO_NO_EXTENSIONS is not set, else the pure PyConnection); every
+module that builds a connection imports its choice.  Each test here runs one entry
+point (iter_events, aiter_events, the planner's connection() and events(), its
+last_event_id check, sse_sansio.testing, the command line, which sse_sansio.llm's
+--llm mode goes through) with a spy in place of the module's Connection that records
+the connections it builds, and asserts which core they report.  CI runs this file under
+both settings; under SSE_SANSIO_REQUIRE_EXTENSIONS=1 the choice must be the compiled core.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import io
+import os
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+import sse_sansio
+from sse_sansio import _cli, _feeding, _implementation, _reconnect, testing
+from sse_sansio._connection import PyConnection
+
+PACKAGE = Path(sse_sansio.__file__).parent
+STREAM = b"id: 7\ndata: a\n\n: c\n\n"
+if os.environ.get("SSE_SANSIO_NO_EXTENSIONS", "") not in ("", "0"):
+    EXPECTED = "python"
+elif os.environ.get("SSE_SANSIO_REQUIRE_EXTENSIONS", "") not in ("", "0"):
+    EXPECTED = "compiled"
+else:
+    EXPECTED = _implementation.IMPLEMENTATION  # a plain run: whatever was built
+
+
+def test_the_process_chose_the_expected_core() -> None:
+    assert sse_sansio.IMPLEMENTATION == EXPECTED
+    assert sse_sansio.Connection().implementation == EXPECTED
+    assert (sse_sansio.Connection is PyConnection) == (EXPECTED == "python")
+
+
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch) -> Callable[[ModuleType], list[Any]]:
+    """Spy on the connections a module builds: returns the list they go into."""
+
+    def spy_on(module: ModuleType) -> list[Any]:
+        real = module.Connection
+        assert real is sse_sansio.Connection  # the module's name is the process's choice
+        connections: list[Any] = []
+
+        def spy(**options: Any) -> Any:
+            conn = real(**options)
+            connections.append(conn)
+            return conn
+
+        monkeypatch.setattr(module, "Connection", spy)
+        return connections
+
+    return spy_on
+
+
+def _cores(connections: list[Any]) -> set[str]:
+    assert connections, "the entry point built no connection"
+    return {conn.implementation for conn in connections}
+
+
+def test_iter_events(built: Callable[[ModuleType], list[Any]]) -> None:
+    connections = built(_feeding)
+    items = list(sse_sansio.iter_events([STREAM]))
+    assert len(items) == 2
+    assert _cores(connections) == {EXPECTED}
+
+
+def test_aiter_events(built: Callable[[ModuleType], list[Any]]) -> None:
+    connections = built(_feeding)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield STREAM
+
+    async def collect() -> list[object]:
+        return [item async for item in sse_sansio.aiter_events(chunks())]
+
+    assert len(asyncio.run(collect())) == 2
+    assert _cores(connections) == {EXPECTED}
+
+
+def test_the_planner(built: Callable[[ModuleType], list[Any]]) -> None:
+    connections = built(_reconnect)
+    plan = sse_sansio.ReconnectPlanner(last_event_id="6")  # its check builds one
+    assert _cores(connections) == {EXPECTED}
+    connections.clear()
+    plan.start(0.0)
+    conn = plan.connection()
+    assert conn.last_event_id == "6"
+    assert _cores(connections) == {EXPECTED}
+    plan = sse_sansio.ReconnectPlanner()
+    plan.start(0.0)
+    connections.clear()
+    assert len(list(plan.events([STREAM]))) == 2
+    assert _cores(connections) == {EXPECTED}
+
+
+def test_the_planner_async(built: Callable[[ModuleType], list[Any]]) -> None:
+    connections = built(_reconnect)
+    plan = sse_sansio.ReconnectPlanner()
+    plan.start(0.0)
+    connections.clear()
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield STREAM
+
+    async def collect() -> list[object]:
+        return [item async for item in plan.aevents(chunks())]
+
+    assert len(asyncio.run(collect())) == 2
+    assert _cores(connections) == {EXPECTED}
+
+
+def test_testing_helpers(built: Callable[[ModuleType], list[Any]]) -> None:
+    connections = built(testing)
+    assert len(testing.parse(STREAM)) == 3  # with the EndOfStream
+    assert _cores(connections) == {EXPECTED}
+    connections.clear()
+    testing.assert_chunking_invariant(STREAM, seeds=1, max_every_split=8)
+    assert _cores(connections) == {EXPECTED}
+
+
+@pytest.mark.parametrize("llm", [None, "openai-chat"])
+def test_the_command_line(built: Callable[[ModuleType], list[Any]], llm: str | None) -> None:
+    connections = built(_cli)
+    out = io.StringIO()
+    _cli.run(io.BytesIO(STREAM), out, chunk_size=4, llm=llm)
+    assert out.getvalue()
+    assert _cores(connections) == {EXPECTED}
+
+
+def _builds_the_pure_class(tree: ast.Module) -> list[int]:
+    """Lines importing the pure class (or its module) outside ``if TYPE_CHECKING:``."""
+    typing_only = {
+        id(node)
+        for stmt in ast.walk(tree)
+        if isinstance(stmt, ast.If) and ast.unparse(stmt.test) == "TYPE_CHECKING"
+        for inner in stmt.body
+        for node in ast.walk(inner)
+    }
+    lines = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only or not isinstance(node, ast.ImportFrom):
+            continue
+        names = {alias.name for alias in node.names}
+        module = (node.module or "").rsplit(".", 1)[-1]
+        if (module == "_connection" and names & {"Connection", "PyConnection"}) or (
+            node.module is None and "_connection" in names
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_implementation_module_chooses() -> None:
+    offenders = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines = _builds_the_pure_class(ast.parse(path.read_text(encoding="utf-8")))
+        if lines and path.name != "_implementation.py":
+            offenders[str(path.relative_to(PACKAGE))] = lines
+    assert offenders == {}
+    # ...and the scan sees such an import where there is one.
+    assert _builds_the_pure_class(ast.parse("from ._connection import Connection")) == [1]
+    assert _builds_the_pure_class(ast.parse("from . import _connection")) == [1]
