@@ -37,9 +37,9 @@ from collections.abc import (
     Generator,
     Iterable,
 )
-from typing import Any, Literal, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, overload
 
-from ._connection import OptInItem, PyConnection
+from ._connection import OptInItem
 from ._errors import RemoteProtocolError
 from ._events import AnyItem, Comment, EndOfStream, Event
 from ._implementation import Connection
@@ -94,9 +94,10 @@ AsyncChunks = AsyncIterable[Chunk]
 EndOfStreamMode = Literal["raise", "yield"]
 # Typing: the items a given connection adds to Event and Comment (see _connection.py).
 _X = TypeVar("_X", bound=OptInItem)
-# Any connection (the parameter is covariant).  Spelled with the pure class, which is
-# generic at run time; the compiled one has the same API but takes no subscript.
-AnyConnection = PyConnection[OptInItem]
+if TYPE_CHECKING:
+    # Any connection (the parameter is covariant).  For checkers only: the compiled
+    # class has the same API but takes no subscript at run time.
+    AnyConnection = Connection[OptInItem]
 
 
 def _connection(connection: AnyConnection | None, options: dict[str, Any]) -> AnyConnection:

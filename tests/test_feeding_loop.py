@@ -41,5 +41,5 @@ def test_a_given_connection_that_ended_is_not_fed() -> None:
 
 
 def test_a_none_chunk_is_refused_as_not_bytes() -> None:
-    with pytest.raises(TypeError, match="takes bytes, not NoneType"):
+    with pytest.raises(TypeError, match="a chunk is None, not bytes"):
         list(iter_events([b"data: a\n\n", None, b"data: b\n\n"]))  # type: ignore[list-item]
