@@ -124,7 +124,9 @@ class Parts:
 def _tool_call(call: _Call) -> ToolCall:
     if call.final is not None:
         arguments = call.final
-    elif call.parts or call.value is None:
+    elif call.parts or call.value is None or not call.complete:
+        # An object given at the start (Anthropic's "input": {}) is only a
+        # placeholder until the call is whole: the input may still be streaming.
         arguments = "".join(call.parts)
     else:
         arguments = _dumps(call.value)
