@@ -313,8 +313,9 @@ def run(
                 if chunk:
                     chunk = bytes(head)
                 elif head:
-                    recent.add(head)
-                    conn.receive_data(bytes(head))
+                    held = bytes(head)
+                    recent.add(held)
+                    conn.receive_data(held)
                 head = None
             recent.add(chunk)
             conn.receive_data(chunk)
