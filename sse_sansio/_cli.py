@@ -384,6 +384,7 @@ def _read_more(head: bytearray, read: Callable[[int], bytes], size: int, *, ende
 def _not_a_stream(out: IO[str], body: bytes, tracker: Tracker | None) -> int:
     """Say that the input is not an event stream, what it is, and return the status:
     EXIT_NOT_A_STREAM, or with --llm an outcome line "failed" (EXIT_FAILED)."""
+    body = body[len(_BOM) :] if body.startswith(_BOM) else body
     said = describe_body(body)
     if tracker is None:
         _error(f"not an event stream: {said}")
