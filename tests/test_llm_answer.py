@@ -284,3 +284,23 @@ def test_arguments_too_deep_to_encode_are_empty() -> None:
     call.value, call.complete = nested, True
     (made,) = parts.snapshot(False).tool_calls
     assert (made.arguments, made.arguments_json) == ("", None)
+
+
+def test_parts_of_shapes_no_api_documents() -> None:
+    # A tool-input-start without an id, a .done event without arguments, a content
+    # block of another type, a Gemini part that is not an object: skipped, never a crash.
+    ui = s.data({"type": "tool-input-start", "toolCallId": 7, "toolName": "f"})
+    assert answer_of("ai-sdk-ui", ui).tool_calls == ()
+    item = {"type": "function_call", "call_id": "c", "name": "f"}
+    responses = s.named({"type": "response.output_item.added", "output_index": 0, "item": item})
+    responses += s.named(
+        {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "{}"}
+    )
+    responses += s.named({"type": "response.function_call_arguments.done", "output_index": 0})
+    (call,) = answer_of("openai-responses", responses).tool_calls
+    assert (call.arguments, call.complete) == ("{}", True)
+    image = {"type": "image", "source": {}}
+    anthropic = s.named({"type": "content_block_start", "index": 0, "content_block": image})
+    assert answer_of("anthropic", anthropic) == Answer("", "", (), False)
+    gemini = s.data({"candidates": [{"content": {"parts": ["text", {"text": "A"}]}}]})
+    assert answer_of("gemini", gemini).text == "A"

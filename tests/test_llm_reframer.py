@@ -243,3 +243,13 @@ def test_a_reframer_needs_a_dialect_it_can_write() -> None:
     assert "auto" not in REFRAMER_DIALECTS
     with pytest.raises(ValueError, match="got 'auto'"):
         Reframer("auto")
+
+
+def test_the_end_of_streams_raw_bytes_are_forwarded() -> None:
+    stream = b"data: x\n\nfoo: 1\n\n"
+    items = parse(stream, keep_raw=True)
+    end = items[-1]
+    assert isinstance(end, EndOfStream)
+    assert end.raw
+    reframer = Reframer("openai-chat")
+    assert reframer.to_bytes(x for item in items for x in reframer.feed(item)) == stream
