@@ -11,7 +11,9 @@
 # A debugging tool for streams ends with a status a script can test, never with a
 # traceback (the table is EXIT_STATUSES below, printed by --help): 0 for a clean end, 3
 # for a cut one, 1 for a protocol error (after every item before it), 2 for bad
-# arguments, 74 (EX_IOERR) when the input cannot be read or the output written.  A
+# arguments, 4 and 5 for an LLM answer stopped or failed (--llm), 6 for input that is
+# not an event stream at all, 74 (EX_IOERR) when the input cannot be read or the output
+# written.  A
 # closed output pipe (``| head -1``) ends the program quietly with 141, the status a
 # shell shows for standard tools that SIGPIPE ended.
 #
@@ -37,10 +39,12 @@ from typing import IO, Any
 
 from . import __version__
 from ._connection import NEED_DATA
+from ._diagnostics import SNIFF_BYTES, sniff_start
 from ._errors import RemoteProtocolError
 from ._events import Comment, EndOfStream, Event, ReceivedItem
 from ._implementation import IMPLEMENTATION, Connection
-from .llm import Tracker
+from ._response import _json_message, describe_body
+from .llm import Outcome, Tracker
 from .llm._dialects import DIALECT_NAMES
 
 __all__ = ["item_to_json", "main"]
@@ -49,6 +53,9 @@ EXIT_CLEAN = 0
 EXIT_PROTOCOL_ERROR = 1
 EXIT_USAGE = 2  # what argparse exits with
 EXIT_TRUNCATED = 3
+EXIT_STOPPED = 4  # --llm
+EXIT_FAILED = 5  # --llm
+EXIT_NOT_A_STREAM = 6
 EXIT_IO_ERROR = 74  # EX_IOERR, sysexits.h
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
@@ -57,7 +64,16 @@ EXIT_STATUSES = (
     (EXIT_CLEAN, "the stream ended cleanly"),
     (EXIT_PROTOCOL_ERROR, "a protocol error: invalid UTF-8, or an event over --max-event-size"),
     (EXIT_USAGE, "bad arguments"),
-    (EXIT_TRUNCATED, 'the stream was cut: the "end" item has "truncated": true'),
+    (EXIT_TRUNCATED, 'the stream was cut: the "end" item has "truncated": true (--llm: cut)'),
+    (EXIT_STOPPED, "--llm: the model stopped short (a token limit, a filter, a refusal)"),
+    (
+        EXIT_FAILED,
+        "--llm: the API reported an error in the stream, or the body is not an event stream",
+    ),
+    (
+        EXIT_NOT_A_STREAM,
+        "the input is not an event stream (gzip bytes, an HTML page, a JSON body)",
+    ),
     (EXIT_IO_ERROR, "the input cannot be read or the output cannot be written"),
 )
 
@@ -202,8 +218,8 @@ def _parser() -> argparse.ArgumentParser:
         choices=DIALECT_NAMES,
         metavar="DIALECT",
         help="judge the stream as one streamed LLM response (openai-chat, openai-responses, "
-        "anthropic, gemini, auto) and print its outcome last; exit 0 completed, 3 cut, "
-        "4 stopped, 5 failed",
+        "anthropic, gemini, ai-sdk-ui, auto) and print its outcome last, with its usage "
+        "and a summary of the answer; exit 0 completed, 3 cut, 4 stopped, 5 failed",
     )
     # Cassettes (docs/cassettes.rst): a FILE whose first line is a cassette header is
     # replayed with its recorded chunks; _cassette_cli.py does both.
@@ -289,6 +305,7 @@ def run(
     tracker = None if llm is None else Tracker(llm)
     read = getattr(source, "read1", source.read)
     recent = _Recent()
+    head: bytearray | None = bytearray()  # the start, held until it is judged
     started = previous = clock()
     try:
         while True:
@@ -296,6 +313,22 @@ def run(
             # The arrival time of every item this chunk completes: a live pipe's gaps
             # show the server's pacing (and the buffering on the way).
             arrived = clock()
+            if head is not None:
+                head += chunk
+                shape = _shape(head, ended=not chunk)
+                if shape == "undecided":
+                    continue
+                if shape is not None:
+                    _read_more(head, read, chunk_size, ended=not chunk)
+                    return _not_a_stream(out, bytes(head), tracker)
+                # An event stream: parse what was held (and then the end, if it came).
+                if chunk:
+                    chunk = bytes(head)
+                elif head:
+                    held = bytes(head)
+                    recent.add(held)
+                    conn.receive_data(held)
+                head = None
             recent.add(chunk)
             conn.receive_data(chunk)
             while True:
@@ -316,7 +349,7 @@ def run(
                 if isinstance(item, EndOfStream):
                     if tracker is not None:
                         outcome = tracker.end(truncated=item.truncated)
-                        _write(out, outcome.to_json())
+                        _write(out, {**outcome.to_json(), "answer": _summary(tracker)})
                         out.flush()
                         return outcome.exit_status
                     out.flush()
@@ -332,6 +365,79 @@ def run(
 # The items printed on standard output; the others (Diagnostic, SkippedEvent) are noted
 # on standard error.
 _PRINTED = (Event, Comment, EndOfStream)
+
+# What the start of the input may be, by sniff_start()'s codes, that is no event stream
+# at all (a wrapped stream, such as one with its HTTP headers left in, still parses).
+_NOT_A_STREAM = frozenset({"gzip", "html", "json"})
+_BOM = b"\xef\xbb\xbf"
+
+
+def _shape(head: bytearray, *, ended: bool) -> str | None:
+    """The sniff_start() code of an input that is not an event stream, None for one
+    that may be, "undecided" while its first line is still arriving."""
+    start = head[len(_BOM) :] if head.startswith(_BOM) else head
+    line_end = min((i for i in (start.find(b"\n"), start.find(b"\r")) if i >= 0), default=-1)
+    gzip = start.startswith(b"\x1f\x8b")  # the magic bytes say it all
+    if line_end < 0 and len(start) < SNIFF_BYTES and not ended and not gzip:
+        return "undecided"
+    first = bytes(start[: line_end + 1] if line_end >= 0 else start)[:SNIFF_BYTES]
+    found = sniff_start(first)
+    return found[0] if found is not None and found[0] in _NOT_A_STREAM else None
+
+
+def _read_more(head: bytearray, read: Callable[[int], bytes], size: int, *, ended: bool) -> None:
+    """Read on, up to RECENT_BYTES in all, for the message of a JSON error body."""
+    while not ended and len(head) < RECENT_BYTES:
+        chunk = read(min(size, RECENT_BYTES - len(head)))
+        head += chunk
+        ended = not chunk
+
+
+def _not_a_stream(out: IO[str], body: bytes, tracker: Tracker | None) -> int:
+    """Say that the input is not an event stream, what it is, and return the status:
+    EXIT_NOT_A_STREAM, or with --llm an outcome line "failed" (EXIT_FAILED)."""
+    body = body[len(_BOM) :] if body.startswith(_BOM) else body
+    said = describe_body(body)
+    if tracker is None:
+        _error(f"not an event stream: {said}")
+        return EXIT_NOT_A_STREAM
+    message = _json_message(body.lstrip()) if body.lstrip()[:1] in (b"{", b"[") else None
+    outcome = Outcome(
+        outcome="failed",
+        reason=f"the body is not an event stream: {said}",
+        dialect=tracker.dialect,
+        error_type="not-an-event-stream",
+        error_message=message if message is not None else said,
+        offset=0,
+    )
+    _write(out, {**outcome.to_json(), "answer": _summary(tracker)})
+    out.flush()
+    return outcome.exit_status
+
+
+# How many characters of the answer's text the outcome line quotes.
+SUMMARY_TEXT = 80
+
+
+def _summary(tracker: Tracker) -> dict[str, Any]:
+    """A short account of the answer for the outcome line: its text's length and
+    start, the reasoning's length, and each tool call's name, id, and state."""
+    answer = tracker.answer
+    return {
+        "complete": answer.complete,
+        "text_chars": len(answer.text),
+        "text_start": answer.text[:SUMMARY_TEXT],
+        "reasoning_chars": len(answer.reasoning),
+        "tool_calls": [
+            {
+                "name": call.name,
+                "id": call.id,
+                "complete": call.complete,
+                "arguments_parse": call.arguments_json is not None,
+            }
+            for call in answer.tool_calls
+        ],
+    }
 
 
 def _note(item: Any) -> None:

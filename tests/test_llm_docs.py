@@ -114,3 +114,16 @@ def test_the_generic_page_client() -> None:
     with serving(body[:30], []) as client:
         lines, outcome = follow(client, "http://127.0.0.1/job/1")
     assert (lines, outcome.outcome, outcome.cut) == (["50%"], "cut", "mid-event")
+
+
+@pytest.mark.parametrize("page", sorted({page for page, _, _ in PAGES}))
+def test_the_page_client_names_an_error_body(page: str) -> None:
+    # check_response(), not raise_for_status(): the API's JSON message is in the error.
+    ask = run_page(DOCS / page)["ask"]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(401, json={"error": {"message": "Incorrect API key provided"}})
+
+    client = httpx.Client(transport=httpx.MockTransport(handler))
+    with client, pytest.raises(sse_sansio.ResponseError, match="'Incorrect API key provided'"):
+        ask(client, "Say hello.")

@@ -418,7 +418,9 @@ def test_payload_error_names_the_event_and_its_offset_and_sticks() -> None:
         with pytest.raises(PayloadError) as repeated:
             again()
         assert repeated.value is error
-    assert tracker.outcome is None
+    with pytest.raises(PayloadError) as on_outcome:
+        tracker.outcome  # noqa: B018 - the property raises
+    assert on_outcome.value is error
 
 
 def test_payload_error_for_an_event_built_by_hand() -> None:
@@ -462,7 +464,14 @@ def test_outcome_json_and_exit_status() -> None:
     assert json.loads(json.dumps(record)) == record
     assert outcome.exit_status == 4
     assert EXIT_STATUS == {"completed": 0, "cut": 3, "stopped": 4, "failed": 5}
-    assert DIALECT_NAMES == ("openai-chat", "openai-responses", "anthropic", "gemini", "auto")
+    assert DIALECT_NAMES == (
+        "openai-chat",
+        "openai-responses",
+        "anthropic",
+        "gemini",
+        "ai-sdk-ui",
+        "auto",
+    )
 
 
 # --- forward compatibility: payloads of any shape ----------------------------------

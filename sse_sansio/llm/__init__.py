@@ -17,22 +17,38 @@ words.  Optional and standard library only; the parser does not depend on it::
     assert tracker.outcome.outcome == "cut"   # no data: [DONE]
 
 Dialects: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``, ``"gemini"``,
-``"auto"``, and :func:`generic` for a stream whose terminal event you name.
+``"ai-sdk-ui"`` (the Vercel AI SDK's UI message stream), ``"auto"``, and
+:func:`generic` for a stream whose terminal event you name.  The outcome carries the
+token :class:`Usage` with its provenance; :attr:`Tracker.answer` the assembled
+:class:`Answer` (text, reasoning, :class:`ToolCall` items).  For proxies,
+:class:`Reframer` repairs a stream into a dialect's own shape; for Python backends,
+:class:`UIMessageStreamWriter` writes the AI SDK's stream.
 """
 
 from __future__ import annotations
 
+from ._ai_sdk_ui import UI_MESSAGE_STREAM_HEADERS, UIMessageStreamWriter
+from ._answer import Answer, ToolCall
 from ._dialects import DIALECT_NAMES, Dialect, Generic
 from ._outcome import EXIT_STATUS, Outcome, PayloadError
+from ._reframer import REFRAMER_DIALECTS, Reframer
 from ._tracker import Tracker
+from ._usage import Usage
 
 __all__ = [
     "DIALECT_NAMES",
     "EXIT_STATUS",
+    "REFRAMER_DIALECTS",
+    "UI_MESSAGE_STREAM_HEADERS",
+    "Answer",
     "Dialect",
     "Outcome",
     "PayloadError",
+    "Reframer",
+    "ToolCall",
     "Tracker",
+    "UIMessageStreamWriter",
+    "Usage",
     "generic",
 ]
 

@@ -39,16 +39,26 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any, Final
 
 from sse_sansio._events import Event
 
+from ._answer import Parts
 from ._outcome import PayloadError, Verdict
+from ._usage import UNAVAILABLE, Usage, count, merge
 
 __all__ = ["DIALECT_NAMES", "Dialect", "make_dialect"]
 
 # The names --llm and Tracker() accept (besides a dialect object from generic()).
-DIALECT_NAMES: Final = ("openai-chat", "openai-responses", "anthropic", "gemini", "auto")
+DIALECT_NAMES: Final = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "ai-sdk-ui",
+    "auto",
+)
 
 _NO_EVENT_TYPE = "message"  # what Event.type is when the block had no event: field
 
@@ -57,10 +67,13 @@ def _loads(event: Event) -> Any:
     """Decode the event's data as JSON, or raise PayloadError naming the event."""
     try:
         return json.loads(event.data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
+        # RecursionError: JSON nested deeper than the interpreter's stack allows; the
+        # payload is the peer's, so it is the peer's error, like any other bad JSON.
+        why = exc if isinstance(exc, ValueError) else "it is nested too deeply to decode"
         where = f"byte offset {event.start}" if event.start >= 0 else "an event built by hand"
         raise PayloadError(
-            f"the data of the {event.type!r} event at {where} is not JSON: {exc}",
+            f"the data of the {event.type!r} event at {where} is not JSON: {why}",
             offset=event.start,
         ) from None
 
@@ -69,7 +82,7 @@ def _loads_lenient(event: Event) -> Any:
     """JSON when the data is JSON, else the text: for event types nobody documented."""
     try:
         return json.loads(event.data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return event.data
 
 
@@ -126,10 +139,22 @@ class Dialect:
     #: The event types whose data the API documents as JSON (strict decoding).
     json_types: frozenset[str] = frozenset()
 
+    def __init__(self) -> None:
+        self.parts = Parts()
+        self.figures = UNAVAILABLE
+
     def decode(self, event: Event) -> Any:
         if event.type in self.json_types:
             return _loads(event)
         return _loads_lenient(event)
+
+    def usage(self) -> Usage:
+        """The usage figures so far, merged by the API's rules."""
+        return self.figures
+
+    def answer_parts(self) -> Parts:
+        """The answer's fragments so far."""
+        return self.parts
 
     def observe(self, event: Event, payload: Any) -> Verdict | None:  # pragma: no cover
         raise NotImplementedError  # every dialect below defines it
@@ -205,8 +230,10 @@ class OpenAIChat(Dialect):
     }
 
     def __init__(self) -> None:
+        super().__init__()
         self.finishes: dict[int, str] = {}
         self.seen: set[int] = set()
+        self.usage_last = False  # the latest event carried a usage object
 
     def decode(self, event: Event) -> Any:
         # The end marker is the exact data "[DONE]" (not a prefix: openai-node #2422).
@@ -216,6 +243,10 @@ class OpenAIChat(Dialect):
 
     def observe(self, event: Event, payload: Any) -> Verdict | None:
         if event.data == "[DONE]":
+            if self.usage_last and self.figures.provenance == "partial":
+                # Usage in the chunk just before [DONE] is the last word on it, even
+                # where a compatible server sent it with the choices.
+                self.figures = replace(self.figures, provenance="reported")
             unfinished = sorted(self.seen - self.finishes.keys())
             return _finish_verdict(
                 self.finishes,
@@ -229,15 +260,54 @@ class OpenAIChat(Dialect):
         if event.type == "error" or error:
             return _failed(error or payload, "in the stream")
         choices = _get(payload, "choices")
+        self._usage(_get(payload, "usage"), final=choices == [])
         for choice in choices if isinstance(choices, list) else ():
             index = _get(choice, "index")
             if not isinstance(index, int):
                 continue
             self.seen.add(index)
+            if index == 0:
+                self._delta(_get(choice, "delta"))
             reason = _get(choice, "finish_reason")
             if isinstance(reason, str):
                 self.finishes[index] = reason
+                if index == 0 and self.FINISH.get(reason, (False,))[0]:
+                    for call in self.parts.calls.values():
+                        call.complete = True
         return None
+
+    def _usage(self, usage: Any, *, final: bool) -> None:
+        # "An additional chunk will be streamed before the data: [DONE] message. The
+        # usage field on this chunk shows the token usage statistics for the entire
+        # request, and the choices field will always be an empty array."  Every other
+        # chunk has "usage": null, unless a server streams running figures.
+        self.usage_last = isinstance(usage, dict)
+        if isinstance(usage, dict):
+            found = Usage(
+                count(usage, "prompt_tokens"),
+                count(usage, "completion_tokens"),
+                count(usage, "prompt_tokens_details", "cached_tokens"),
+                count(usage, "completion_tokens_details", "reasoning_tokens"),
+                "reported" if final else "partial",
+            )
+            self.figures = merge(self.figures, found)
+
+    def _delta(self, delta: Any) -> None:
+        """Choice 0's delta: content, reasoning (compatible servers), tool calls."""
+        if not isinstance(delta, dict):
+            return
+        self.parts.add_text(delta.get("content"))
+        self.parts.add_reasoning(delta.get("reasoning_content", delta.get("reasoning")))
+        calls = delta.get("tool_calls")
+        for position, call in enumerate(calls if isinstance(calls, list) else ()):
+            index = _get(call, "index")
+            key = index if isinstance(index, int) else position
+            self.parts.call(key, id=_get(call, "id"), name=_get(call, "function", "name"))
+            self.parts.add_arguments(key, _get(call, "function", "arguments"))
+        function = delta.get("function_call")  # the deprecated functions API
+        if isinstance(function, dict):
+            self.parts.call("function_call", name=function.get("name"))
+            self.parts.add_arguments("function_call", function.get("arguments"))
 
     def stop_word(self) -> str | None:
         return min(self.finishes.items())[1] if self.finishes else None
@@ -272,6 +342,20 @@ class OpenAIResponses(Dialect):
 
     def observe(self, event: Event, payload: Any) -> Verdict | None:
         kind = event.type if event.type != _NO_EVENT_TYPE else _get(payload, "type")
+        if kind in ("response.completed", "response.incomplete", "response.failed"):
+            # The Response object's usage: "input_tokens_details.cached_tokens",
+            # "output_tokens_details.reasoning_tokens"; null while it is in progress.
+            usage = _get(payload, "response", "usage")
+            found = Usage(
+                count(usage, "input_tokens"),
+                count(usage, "output_tokens"),
+                count(usage, "input_tokens_details", "cached_tokens"),
+                count(usage, "output_tokens_details", "reasoning_tokens"),
+                "reported",
+            )
+            self.figures = merge(self.figures, found)
+        else:
+            self._assemble(kind, payload)
         if kind == "response.completed":
             return Verdict("completed", "the response completed (response.completed)", "completed")
         if kind == "response.incomplete":
@@ -288,6 +372,41 @@ class OpenAIResponses(Dialect):
             error = _get(payload, "error")
             return _failed(error if isinstance(error, dict) else payload, "(an error event)")
         return None
+
+    def _assemble(self, kind: Any, payload: Any) -> None:
+        """The answer's part of an event: text, reasoning, a function call's pieces."""
+        parts = self.parts
+        if kind == "response.output_text.delta":
+            parts.add_text(_get(payload, "delta"))
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            parts.add_reasoning(_get(payload, "delta"))
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            item = _get(payload, "item")
+            if _get(item, "type") != "function_call":
+                return
+            call = parts.call(
+                _get(payload, "output_index"), id=_get(item, "call_id"), name=_get(item, "name")
+            )
+            if kind == "response.output_item.done":
+                self._done(call, _get(item, "arguments"))
+        elif kind in (
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.done",
+        ):
+            key = _get(payload, "output_index")
+            if not parts.known(key):
+                return
+            if kind.endswith(".delta"):
+                parts.add_arguments(key, _get(payload, "delta"))
+            else:
+                self._done(parts.call(key), _get(payload, "arguments"))
+
+    @staticmethod
+    def _done(call: Any, arguments: Any) -> None:
+        # The .done events repeat the whole arguments: they are the API's final text.
+        if isinstance(arguments, str):
+            call.final = arguments
+        call.complete = True
 
 
 class Anthropic(Dialect):
@@ -326,6 +445,7 @@ class Anthropic(Dialect):
     }
 
     def __init__(self) -> None:
+        super().__init__()
         self.stop_reason: str | None = None
 
     def observe(self, event: Event, payload: Any) -> Verdict | None:
@@ -337,12 +457,61 @@ class Anthropic(Dialect):
             reason = _get(payload, where, "stop_reason")
             if isinstance(reason, str):
                 self.stop_reason = reason
+            self._usage(kind, payload)
+        elif kind in ("content_block_start", "content_block_delta", "content_block_stop"):
+            self._block(kind, payload)
         elif kind == "message_stop":
             finishes = {} if self.stop_reason is None else {0: self.stop_reason}
             return _finish_verdict(
                 finishes, [], self.STOP, "stop_reason", "message", "message_stop arrived"
             )
         return None
+
+    def _usage(self, kind: str, payload: Any) -> None:
+        # message_start's message.usage has the input figures (and an output count
+        # that is only a start); "the token counts shown in the usage field of the
+        # message_delta event are cumulative": each figure it gives replaces the one
+        # before, and the figures it leaves out (older API versions give only
+        # output_tokens there) stay those of message_start.
+        usage = (
+            _get(payload, "message", "usage") if kind == "message_start" else _get(payload, "usage")
+        )
+        found = Usage(
+            count(usage, "input_tokens"),
+            count(usage, "output_tokens"),
+            count(usage, "cache_read_input_tokens"),
+            None,  # thinking tokens are counted in output_tokens, not apart
+            "partial" if kind == "message_start" else "reported",
+        )
+        self.figures = merge(self.figures, found)
+
+    def _block(self, kind: str, payload: Any) -> None:
+        """A content block's part of the answer: text, thinking, a tool call's input."""
+        index = _get(payload, "index")
+        if not isinstance(index, int):
+            return
+        parts = self.parts
+        if kind == "content_block_start":
+            block = _get(payload, "content_block")
+            kind_of_block = _get(block, "type")
+            if kind_of_block in ("tool_use", "server_tool_use"):
+                call = parts.call(index, id=_get(block, "id"), name=_get(block, "name"))
+                call.value = _get(block, "input")
+            elif kind_of_block == "text":
+                parts.add_text(_get(block, "text"))
+            elif kind_of_block == "thinking":
+                parts.add_reasoning(_get(block, "thinking"))
+        elif kind == "content_block_delta":
+            delta = _get(payload, "delta")
+            kind_of_delta = _get(delta, "type")
+            if kind_of_delta == "text_delta":
+                parts.add_text(_get(delta, "text"))
+            elif kind_of_delta == "thinking_delta":
+                parts.add_reasoning(_get(delta, "thinking"))
+            elif kind_of_delta == "input_json_delta" and parts.known(index):
+                parts.add_arguments(index, _get(delta, "partial_json"))
+        elif parts.known(index):  # content_block_stop
+            parts.call(index).complete = True
 
     def stop_word(self) -> str | None:
         return self.stop_reason
@@ -389,20 +558,40 @@ class Gemini(Dialect):
     }
 
     def __init__(self) -> None:
+        super().__init__()
         self.finishes: dict[int, str] = {}
         self.seen: set[int] = set()
         self.last_finish_at: int | None = None
+        self.calls = 0
 
     def observe(self, event: Event, payload: Any) -> Verdict | None:
         error = _get(payload, "error")
         if error:
             return _failed(error, "in the stream")
         blocked = _text(_get(payload, "promptFeedback", "blockReason"))
+        if not blocked:
+            self._candidates(event, payload)
+        usage = _get(payload, "usageMetadata")
+        if isinstance(usage, dict):
+            # Each chunk's usageMetadata gives the figures so far; the last chunk's,
+            # the one whose candidates carry their finishReason, are the final ones.
+            final = bool(blocked) or (bool(self.finishes) and self.seen <= self.finishes.keys())
+            found = Usage(
+                count(usage, "promptTokenCount"),
+                count(usage, "candidatesTokenCount"),
+                count(usage, "cachedContentTokenCount"),
+                count(usage, "thoughtsTokenCount"),
+                "reported" if final else "partial",
+            )
+            self.figures = merge(self.figures, found)
         if blocked:
             explanation = self.BLOCK.get(blocked, "the prompt was blocked")
             return Verdict(
                 "stopped", f"{explanation}: rephrase it (blockReason {_q(blocked)})", blocked
             )
+        return None
+
+    def _candidates(self, event: Event, payload: Any) -> None:
         candidates = _get(payload, "candidates")
         for candidate in candidates if isinstance(candidates, list) else ():
             if not isinstance(candidate, dict):
@@ -412,11 +601,29 @@ class Gemini(Dialect):
             if not isinstance(index, int):
                 continue
             self.seen.add(index)
+            if index == 0:
+                self._content(_get(candidate, "content", "parts"))
             reason = candidate.get("finishReason")
             if isinstance(reason, str):
                 self.finishes[index] = reason
                 self.last_finish_at = event.start
-        return None
+
+    def _content(self, parts: Any) -> None:
+        """Candidate 0's parts: text, thoughts (``"thought": true``), function calls,
+        which Gemini sends whole, each in one part."""
+        for part in parts if isinstance(parts, list) else ():
+            if not isinstance(part, dict):
+                continue
+            if part.get("thought") is True:
+                self.parts.add_reasoning(part.get("text"))
+            else:
+                self.parts.add_text(part.get("text"))
+            function = part.get("functionCall")
+            if isinstance(function, dict):
+                self.calls += 1
+                call = self.parts.call(self.calls, id=function.get("id"), name=function.get("name"))
+                call.value = function.get("args", {})
+                call.complete = True
 
     def at_end(self) -> Verdict:
         if not self.finishes:
@@ -442,6 +649,7 @@ class Generic(Dialect):
     name = "generic"
 
     def __init__(self, terminal: str, error: str | None, json_data: bool) -> None:
+        super().__init__()
         self.terminal_type = terminal
         self.error_type = error
         self.terminal = f"the {terminal!r} event"
@@ -470,6 +678,7 @@ class Auto(Dialect):
     name = "auto"
 
     def __init__(self) -> None:
+        super().__init__()
         self.inner: Dialect | None = None
 
     def decode(self, event: Event) -> Any:
@@ -508,6 +717,12 @@ class Auto(Dialect):
     def stop_word(self) -> str | None:
         return None if self.inner is None else self.inner.stop_word()
 
+    def usage(self) -> Usage:
+        return self.figures if self.inner is None else self.inner.usage()
+
+    def answer_parts(self) -> Parts:
+        return self.parts if self.inner is None else self.inner.answer_parts()
+
 
 def _detect_payload(payload: Any) -> Dialect | None:
     """The dialect a JSON payload's shape belongs to, or None when it says nothing."""
@@ -520,6 +735,10 @@ def _detect_payload(payload: Any) -> Dialect | None:
         return OpenAIChat()
     if _get(payload, "candidates") is not None or _get(payload, "promptFeedback") is not None:
         return Gemini()
+    from ._ai_sdk_ui import AI_SDK_ONLY, AISDKUI  # it builds on this module
+
+    if kind in AI_SDK_ONLY:
+        return AISDKUI()
     return None
 
 
@@ -534,6 +753,10 @@ _BY_NAME: Final[dict[str, type[Dialect]]] = {
 
 def make_dialect(name: str) -> Dialect:
     """A fresh dialect object for one of DIALECT_NAMES."""
+    if name == "ai-sdk-ui":
+        from ._ai_sdk_ui import AISDKUI  # it builds on this module
+
+        return AISDKUI()
     try:
         return _BY_NAME[name]()
     except KeyError:

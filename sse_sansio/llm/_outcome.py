@@ -12,6 +12,8 @@ from typing import Any, Final, Literal, NamedTuple
 
 from sse_sansio._errors import RemoteProtocolError
 
+from ._usage import UNAVAILABLE, Usage
+
 __all__ = ["EXIT_STATUS", "Outcome", "PayloadError", "Verdict"]
 
 OutcomeWord = Literal["completed", "stopped", "failed", "cut"]
@@ -47,6 +49,8 @@ class Outcome:
             decided it, or for a cut the end of the last complete item (where the lost
             part begins); ``None`` when unknown (items built by hand).
         events: How many events the tracker was fed.
+        usage: The token usage the stream reported, with its provenance
+            (``"reported"``, ``"partial"`` or ``"unavailable"``): a :class:`Usage`.
     """
 
     outcome: OutcomeWord
@@ -58,6 +62,7 @@ class Outcome:
     cut: CutWhere | None = None
     offset: int | None = None
     events: int = 0
+    usage: Usage = UNAVAILABLE
 
     @property
     def exit_status(self) -> int:
@@ -65,7 +70,8 @@ class Outcome:
         return EXIT_STATUS[self.outcome]
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object ``--llm`` prints last: ``{"kind": "outcome", ...}``."""
+        """The JSON object ``--llm`` prints last: ``{"kind": "outcome", ...}``, with
+        ``usage`` as an object of its five fields."""
         return {"kind": "outcome", **asdict(self)}
 
 

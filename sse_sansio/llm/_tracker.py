@@ -5,6 +5,14 @@
 # verdict; later events are counted and passed through, but change nothing), ended
 # (the end of the stream was seen; the outcome is fixed), failed (a PayloadError was
 # raised; it is raised again on every later call, as the Connection's errors are).
+# Once settled, an event's data is decoded leniently (JSON if it is, else the text):
+# "later events change nothing", so a stray non-JSON event after [DONE] cannot turn a
+# completed answer into an error.  Every error about a payload is a PayloadError,
+# whatever its shape (JSON nested too deeply for the interpreter's stack included).
+#
+# The tracker also keeps what the dialect gathers on the way: the usage figures (with
+# their provenance) that go into the Outcome, and the answer's fragments, which
+# Tracker.answer joins on demand.
 #
 # Precedence, in this order (docs/llm.rst says why):
 # 1. The first event that settles the outcome wins: the terminal event (completed or
@@ -23,7 +31,8 @@ from typing import Any
 from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Comment, EndOfStream, Event
 
-from ._dialects import Auto, Dialect, make_dialect
+from ._answer import Answer
+from ._dialects import Auto, Dialect, _loads_lenient, make_dialect
 from ._outcome import Outcome, PayloadError, Verdict
 
 __all__ = ["Tracker"]
@@ -39,8 +48,8 @@ class Tracker:
 
     Args:
         dialect: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
-            ``"gemini"``, ``"auto"`` (detect the API from the first event only one of
-            them would send), or a dialect from :func:`generic`.
+            ``"gemini"``, ``"ai-sdk-ui"``, ``"auto"`` (detect the API from the first
+            event only one of them would send), or a dialect from :func:`generic`.
 
     Raises:
         ValueError: an unknown dialect name.
@@ -63,9 +72,32 @@ class Tracker:
         return dialect.name
 
     @property
-    def outcome(self) -> Outcome | None:
-        """The outcome once the end of the stream was fed, else ``None``."""
+    def outcome(self) -> Outcome:
+        """The outcome, once the end of the stream was fed (or :meth:`end` called).
+
+        Raises:
+            LocalProtocolError: the end of the stream has not been fed yet.
+            PayloadError: an earlier event's data was not JSON (the same error again).
+        """
+        if self._error is not None:
+            raise self._error
+        if self._outcome is None:
+            raise LocalProtocolError(
+                "Tracker.outcome before the end of the stream: feed the EndOfStream or call end()"
+            )
         return self._outcome
+
+    @property
+    def answer(self) -> Answer:
+        """The answer as far as it arrived: text, reasoning and tool calls, joined now.
+
+        ``answer.complete`` is True once the outcome is ``"completed"`` or
+        ``"stopped"``; each tool call has its own ``complete``.  It can be read at any
+        time, while the stream runs too.
+        """
+        settled = self._outcome or self._verdict
+        complete = settled is not None and settled.outcome in ("completed", "stopped")
+        return self._dialect.answer_parts().snapshot(complete)
 
     def feed(self, item: Event | Comment | EndOfStream) -> Any:
         """Take the next item of the stream; return an event's decoded data.
@@ -98,16 +130,18 @@ class Tracker:
         if not isinstance(item, Event):
             raise TypeError(f"Tracker.feed() takes an Event, Comment or EndOfStream, not {item!r}")
         self._events += 1
+        if self._verdict is not None:
+            self._mark_end(item.end)
+            return _loads_lenient(item)  # settled: later events change nothing
         try:
             payload = self._dialect.decode(item)
         except PayloadError as exc:
             self._error = exc
             raise
         self._mark_end(item.end)
-        if self._verdict is None:
-            verdict = self._dialect.observe(item, payload)
-            if verdict is not None:
-                self._verdict = verdict._replace(offset=item.start if item.start >= 0 else None)
+        verdict = self._dialect.observe(item, payload)
+        if verdict is not None:
+            self._verdict = verdict._replace(offset=item.start if item.start >= 0 else None)
         return payload
 
     def end(self, *, truncated: bool = False) -> Outcome:
@@ -154,4 +188,5 @@ class Tracker:
             cut=verdict.cut,
             offset=verdict.offset,
             events=self._events,
+            usage=self._dialect.usage(),
         )
