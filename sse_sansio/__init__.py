@@ -7,6 +7,7 @@ follow the WHATWG HTML standard and survive any split of the input; the caller o
 every socket and file.  Standard library only.
 """
 
+from ._coalescer import Coalescer
 from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, NeedData
 from ._errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._events import (
@@ -21,9 +22,11 @@ from ._events import (
 )
 from ._feeding import TruncatedStreamError, aiter_events, iter_events
 from ._implementation import IMPLEMENTATION, Connection
+from ._keepalive import KeepalivePlanner
 from ._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
 from ._response import ResponseCheck, ResponseError, check_response, describe_body
 from ._serializer import serialize
+from ._watchdog import Verdict, Watchdog
 
 # The one place the version is written: pyproject.toml reads it from here.
 # A literal rather than importlib.metadata, which costs milliseconds at import.
@@ -34,12 +37,14 @@ __all__ = [
     "IMPLEMENTATION",
     "NEED_DATA",
     "AttemptEnd",
+    "Coalescer",
     "Comment",
     "Connection",
     "DataPiece",
     "Diagnostic",
     "EndOfStream",
     "Event",
+    "KeepalivePlanner",
     "LocalProtocolError",
     "NeedData",
     "PiecedEvent",
@@ -54,6 +59,8 @@ __all__ = [
     "Stop",
     "StopCause",
     "TruncatedStreamError",
+    "Verdict",
+    "Watchdog",
     "__version__",
     "aiter_events",
     "check_response",

@@ -23,7 +23,9 @@ Dialects: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``, ``"gemini"
 from __future__ import annotations
 
 from ._dialects import DIALECT_NAMES, Dialect, Generic
+from ._merge import TextMerge
 from ._outcome import EXIT_STATUS, Outcome, PayloadError
+from ._progress import Progress
 from ._tracker import Tracker
 
 __all__ = [
@@ -32,6 +34,8 @@ __all__ = [
     "Dialect",
     "Outcome",
     "PayloadError",
+    "Progress",
+    "TextMerge",
     "Tracker",
     "generic",
 ]
