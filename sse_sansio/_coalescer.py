@@ -97,7 +97,13 @@ class Coalescer:
         """The bytes held."""
         return self._size
 
-    def push(self, frame: bytes | Event | Comment, now: float, *, urgent: bool = False) -> None:
+    def push(
+        self,
+        frame: bytes | bytearray | memoryview | Event | Comment,
+        now: float,
+        *,
+        urgent: bool = False,
+    ) -> None:
         """Hold ``frame`` (whole) for the next write; ``urgent``: that write is due now.
 
         ``frame`` is one or more whole frames as bytes (the last line ended by LF or

@@ -18,8 +18,8 @@
 # check(now) reads the clocks: "no-first-byte", then "idle", then "stalled", then "ok".
 # Invariants (property-tested): without new input, a verdict that is not "ok" never
 # turns back into "ok", and successive deadlines never decrease; after the first byte
-# no input moves the deadline earlier either (only the first byte may, since the idle
-# and progress clocks then take over from first_byte).  The end of the stream
+# no input moves the deadline of an "ok" earlier either (only the first byte may: the
+# idle and progress clocks then take over from first_byte).  The end of the stream
 # (EndOfStream) stops every clock.
 
 from __future__ import annotations
