@@ -7,6 +7,7 @@ follow the WHATWG HTML standard and survive any split of the input; the caller o
 every socket and file.  Standard library only.
 """
 
+from ._coalescer import Coalescer
 from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, NeedData, OptInItem
 from ._errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._events import (
@@ -21,11 +22,13 @@ from ._events import (
 )
 from ._feeding import READ_SIZE, TruncatedStreamError, aiter_events, iter_events
 from ._implementation import IMPLEMENTATION, Connection
+from ._keepalive import KeepalivePlanner
 from ._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
 from ._replay import AsyncReplayWindow, ReplayWindow, Resume
 from ._replay_store import AsyncReplayStore, MemoryStore, ReplayStore, StoreSnapshot
 from ._response import ResponseCheck, ResponseError, check_response, describe_body
 from ._serializer import serialize
+from ._watchdog import Verdict, Watchdog
 
 # The one place the version is written: pyproject.toml reads it from here.
 # A literal rather than importlib.metadata, which costs milliseconds at import.
@@ -39,12 +42,14 @@ __all__ = [
     "AsyncReplayStore",
     "AsyncReplayWindow",
     "AttemptEnd",
+    "Coalescer",
     "Comment",
     "Connection",
     "DataPiece",
     "Diagnostic",
     "EndOfStream",
     "Event",
+    "KeepalivePlanner",
     "LocalProtocolError",
     "MemoryStore",
     "NeedData",
@@ -65,6 +70,8 @@ __all__ = [
     "StopCause",
     "StoreSnapshot",
     "TruncatedStreamError",
+    "Verdict",
+    "Watchdog",
     "__version__",
     "aiter_events",
     "check_response",

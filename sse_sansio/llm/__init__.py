@@ -30,7 +30,9 @@ from __future__ import annotations
 from ._ai_sdk_ui import UI_MESSAGE_STREAM_HEADERS, UIMessageStreamWriter
 from ._answer import Answer, ToolCall
 from ._dialects import DIALECT_NAMES, Dialect, Generic
+from ._merge import TextMerge
 from ._outcome import EXIT_STATUS, Outcome, PayloadError
+from ._progress import Progress
 from ._reframer import REFRAMER_DIALECTS, Reframer
 from ._tracker import Tracker
 from ._usage import Usage
@@ -44,7 +46,9 @@ __all__ = [
     "Dialect",
     "Outcome",
     "PayloadError",
+    "Progress",
     "Reframer",
+    "TextMerge",
     "ToolCall",
     "Tracker",
     "UIMessageStreamWriter",

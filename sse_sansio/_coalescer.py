@@ -1,0 +1,187 @@
+# The frame coalescer: fewer, larger writes for a server or proxy, on the caller's clock.
+#
+# Why: a streamed LLM answer is one event per token, so a 500-token answer is about 500
+# writes (and, through a proxy, 500 TCP segments with their framing); holding them for
+# a few milliseconds and writing them together costs the reader almost no latency.
+#
+# Rules:
+# - Frames are whole: an event with its blank line, or a comment line.  They are held
+#   whole and written whole, in the order pushed: the output is the concatenation of
+#   the frames, cut only between two of them, so a client parses exactly the items it
+#   would have parsed from the frames one by one.  A frame bigger than max_bytes goes
+#   out whole, never split.
+# - The bytes held are due once the oldest of them has waited max_delay seconds, once
+#   they reach max_bytes, or at once when an urgent frame is pushed (a terminal or error
+#   event, a comment that must go out now: the caller says so; an event with a
+#   ``retry`` field always is).  pop() hands out everything due in one write.
+# - Optionally (``merge``, off by default), an event pushed as an item may be merged
+#   into the event before it, when the merger says the two make one (sse_sansio.llm's
+#   TextMerge joins consecutive text deltas of one dialect into one schema-valid event).
+#   Merging happens only between two items still held, never across a pop.
+#
+# Memory: what is held stays below max_bytes plus one frame, as long as the caller pops
+# whenever ``deadline`` has come (right after a push that made it due, at the latest).
+# Invariant (property-tested): parsing the concatenated output gives the pushed items,
+# in order.
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ._clock import Clock, duration
+from ._events import Comment, Event
+from ._serializer import serialize
+
+__all__ = ["Coalescer", "Merge"]
+
+
+class Merge(Protocol):
+    """What ``Coalescer(merge=...)`` takes: :class:`sse_sansio.llm.TextMerge`, or yours."""
+
+    def merge(self, first: Event, second: Event) -> Event | None:
+        """The one event that says what ``first`` then ``second`` say, or None."""
+
+
+class Coalescer:
+    """Batch the frames of one stream into fewer writes, never splitting a frame.
+
+    Push every frame with :meth:`push` (serialized ``bytes``, or an
+    :class:`~sse_sansio.Event` or :class:`~sse_sansio.Comment` to serialize), and
+    write what :meth:`pop` returns whenever :attr:`deadline` comes; at the end of the
+    stream (or before passing a cut on), write :meth:`flush`.
+
+    Args:
+        max_bytes: The size in bytes at which what is held is due at once (>= 1).
+        max_delay: The longest a frame is held, in seconds (>= 0; 0 writes each push
+            at once).
+        now: The time on your clock.
+        merge: An object whose ``merge(first, second)`` joins two consecutive events
+            pushed as items (:class:`sse_sansio.llm.TextMerge`), or None (the default:
+            events are written as pushed).
+
+    Raises:
+        TypeError: an option or ``now`` that is not a number (``max_bytes``: an int).
+        ValueError: ``max_bytes`` below 1, a negative or non-finite ``max_delay``, a
+            NaN or infinite ``now``; on any method, ``now`` going backwards.
+    """
+
+    def __init__(
+        self, *, max_bytes: int, max_delay: float, now: float, merge: Merge | None = None
+    ) -> None:
+        if not isinstance(max_bytes, int) or isinstance(max_bytes, bool):
+            raise TypeError(f"Coalescer: max_bytes must be an int, not {max_bytes!r}")
+        if max_bytes < 1:
+            raise ValueError(f"Coalescer: max_bytes must be >= 1, not {max_bytes}")
+        self._max_bytes = max_bytes
+        self._max_delay = duration("Coalescer: max_delay", max_delay)
+        self._merge = merge
+        self._clock = Clock("Coalescer", now)
+        self._frames: list[bytes] = []  # sealed frames, in order
+        self._size = 0  # their bytes, and the pending event's
+        self._pending: tuple[Event, bytes] | None = None  # the event a merge may extend
+        self._since: float | None = None  # when the oldest frame held was pushed
+        self._due_at: float | None = None  # when what is held became due at once
+
+    @property
+    def deadline(self) -> float | None:
+        """When :meth:`pop` returns bytes: the time the frames held are due (at the
+        latest the oldest's push plus ``max_delay``), or None when nothing is held."""
+        if self._since is None:
+            return None
+        if self._due_at is not None:
+            return self._due_at
+        return self._since + self._max_delay
+
+    @property
+    def buffered(self) -> int:
+        """The bytes held."""
+        return self._size
+
+    def push(
+        self,
+        frame: bytes | bytearray | memoryview | Event | Comment,
+        now: float,
+        *,
+        urgent: bool = False,
+    ) -> None:
+        """Hold ``frame`` (whole) for the next write; ``urgent``: that write is due now.
+
+        ``frame`` is one or more whole frames as bytes (the last line ended by LF or
+        CR), or an Event or a Comment, which is serialized (or, with ``merge``, may be
+        joined to the event pushed before it).
+
+        Raises:
+            TypeError: ``frame`` is neither bytes nor an Event or Comment.
+            ValueError: bytes that are empty or do not end with a line end (a frame
+                cut in two).
+            LocalProtocolError: an item :func:`~sse_sansio.serialize` refuses.
+        """
+        now = self._clock.read(now, "push")
+        if isinstance(frame, (bytes, bytearray, memoryview)):
+            data = _whole(bytes(frame))
+            self._seal()
+            self._add(data)
+        elif isinstance(frame, (Event, Comment)):
+            # A retry field tells the client how long to wait: it must not wait here.
+            urgent = urgent or (isinstance(frame, Event) and frame.retry is not None)
+            self._add_item(frame, urgent)
+        else:
+            raise TypeError(f"Coalescer.push() takes bytes, an Event or a Comment, not {frame!r}")
+        if self._since is None:
+            self._since = now
+        if self._due_at is None and (urgent or self._size >= self._max_bytes):
+            self._due_at = now
+
+    def pop(self, now: float) -> bytes | None:
+        """The bytes to write now (whole frames, in order), or None if none are due."""
+        now = self._clock.read(now, "pop")
+        deadline = self.deadline
+        if deadline is None or now < deadline:
+            return None
+        return self.flush()
+
+    def flush(self) -> bytes:
+        """Everything held, due or not (``b""`` when nothing is): the end of the stream."""
+        self._seal()
+        out = b"".join(self._frames)
+        self._frames.clear()
+        self._size = 0
+        self._since = self._due_at = None
+        return out
+
+    def _add_item(self, item: Event | Comment, urgent: bool) -> None:
+        if self._merge is None or not isinstance(item, Event) or urgent:
+            self._seal()
+            self._add(serialize(item))
+            return
+        pending = self._pending
+        merged = None if pending is None else self._merge.merge(pending[0], item)
+        if pending is not None and merged is not None:
+            data = serialize(merged)
+            self._size += len(data) - len(pending[1])
+            self._pending = (merged, data)
+        else:
+            self._seal()
+            data = serialize(item)
+            self._size += len(data)
+            self._pending = (item, data)
+
+    def _add(self, data: bytes) -> None:
+        self._frames.append(data)
+        self._size += len(data)
+
+    def _seal(self) -> None:
+        """The pending event can no longer be merged into: hold it as a frame."""
+        if self._pending is not None:
+            self._frames.append(self._pending[1])
+            self._pending = None
+
+
+def _whole(frame: bytes) -> bytes:
+    if not frame.endswith((b"\n", b"\r")):
+        what = "an empty frame" if not frame else f"a frame that ends with {frame[-20:]!r}"
+        raise ValueError(
+            f"Coalescer.push(): {what}; push whole frames (an event and its blank line, "
+            "or a comment line), so that no write ends inside one"
+        )
+    return frame
