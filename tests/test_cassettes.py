@@ -821,3 +821,31 @@ def test_the_example_records_a_live_stream_and_replays_it(
     assert example.main(["record", url, str(tmp_path / "again.jsonl")]) == 0
     assert "chunks, clean end" in capsys.readouterr().out
     assert example.main(["replay", str(tmp_path / "missing.jsonl")]) == 1
+
+
+def test_a_stall_trips_a_watchdog_at_the_recorded_time() -> None:
+    # Three events a second apart; then the cassette stalls 30 s after the second one.
+    # Driven by the replay's recorded clock, a watchdog with a 10 s idle clock sees the
+    # stream healthy until 10 s after the last byte before the stall, then idle, and
+    # healthy again once the stalled bytes arrive.
+    events = [b"data: one\n\n", b"data: two\n\n", b"data: three\n\n"]
+    tape = Cassette.from_chunks([(float(i), chunk) for i, chunk in enumerate(events)])
+    stalled = tape.stall_at(len(events[0]) + len(events[1]), 30.0)
+    dog = sse_sansio.Watchdog(first_byte=5.0, idle=10.0, now=0.0)
+    conn = sse_sansio.Connection()
+    verdicts: list[tuple[float, str]] = []
+    last = 0.0
+    for seconds, chunk in replay(stalled):
+        # Before each chunk arrives, ask the watchdog at the deadline it last gave.
+        due = dog.check(last).deadline
+        if due is not None and due <= seconds:
+            verdicts.append((due, dog.check(due).state))
+        dog.saw_bytes(len(chunk), seconds)
+        conn.receive_data(chunk)
+        while isinstance(item := conn.next_event(), sse_sansio.Event):
+            dog.saw_item(item, seconds)
+        last = seconds
+    # The second chunk came at 1 s: idle exactly at 11 s, the third arrives at 32 s.
+    assert [s for s, _ in stalled.chunks] == [0.0, 1.0, 32.0]
+    assert verdicts == [(11.0, "idle")]
+    assert dog.check(32.0).state == "ok"
