@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from sse_sansio import NEED_DATA, Comment, EndOfStream, RemoteProtocolError
+from sse_sansio import NEED_DATA, Comment, EndOfStream, Event, RemoteProtocolError
 
 from .test_cores import CORE, PURE, needs_core
 
@@ -139,6 +139,7 @@ def test_invalid_utf8_in_a_later_data_line(core: Any, prefix: int, bad: bytes) -
             assert caught.value.offset == at, (prefix, bad, where)
         # errors="replace": the data as Python decodes it.
         (event, _) = _drain(core(errors="replace"), [where + b"\n"])
+        assert isinstance(event, Event)
         data = b"ok\n" + (b"\n" if b"data:\n" in where else b"") + value
         assert event.data == data.decode("utf-8", "replace")
 
@@ -151,6 +152,7 @@ def test_later_data_lines_join_as_text(core: Any, first: str) -> None:
         stream = "".join(f"data: {v}\n" for v in values[:n]).encode() + b"\n"
         for chunks in _splits(stream):
             (event, _) = _drain(core(), chunks)
+            assert isinstance(event, Event)
             assert event.data == "\n".join(values[:n])
             assert event.data.isascii() == all(v.isascii() for v in values[:n])
 
