@@ -47,7 +47,13 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, Generic, Literal, NoReturn, overload
 
-from ._contract import DEFAULT_MAX_EVENT_SIZE, NOT_COPYABLE, check_options
+from ._comment_count import CommentCounter
+from ._contract import (
+    DEFAULT_MAX_EVENT_SIZE,
+    NOT_COPYABLE,
+    check_count_comments,
+    check_options,
+)
 from ._errors import LocalProtocolError, RemoteProtocolError
 from ._events import (
     AnyItem,
@@ -148,8 +154,13 @@ class PyConnection(Generic[_Extra]):
             parser to ignore (unknown fields, an invalid ``retry``, an ``id`` holding
             NUL, a block without data) and whether the stream starts like something
             else (HTTP headers, chunked-encoding sizes, HTML, JSON, gzip).
+        count_comments: When true, comments are counted in :attr:`comment_count`
+            instead of being handed out as :class:`Comment` items: for a caller that
+            wants only the sign of life of keep-alive comments, at no item's cost
+            (strict mode still checks their UTF-8).  Not with ``keep_raw=True``
+            (ValueError: the comments' bytes would be lost).
 
-    A connection that sets any of the last three options runs a simpler line-by-line
+    A connection that sets on_oversize, piece_size or diagnostics runs a simpler line-by-line
     parser (6 to 8 times slower than the default one on small events or a huge line,
     about 10 times on a stream of blank lines, as docs/huge-input.rst measures; the pure
     core's, whichever core the process uses:
@@ -187,6 +198,7 @@ class PyConnection(Generic[_Extra]):
         on_oversize: Literal["error"] = ...,
         piece_size: None = ...,
         diagnostics: Literal[False] = ...,
+        count_comments: bool = ...,
     ) -> None: ...
     @overload
     def __init__(
@@ -199,6 +211,7 @@ class PyConnection(Generic[_Extra]):
         on_oversize: Literal["error", "skip"] = ...,
         piece_size: int | None = ...,
         diagnostics: bool = ...,
+        count_comments: bool = ...,
     ) -> None: ...
     def __init__(
         self,
@@ -210,6 +223,7 @@ class PyConnection(Generic[_Extra]):
         on_oversize: Literal["error", "skip"] = "error",
         piece_size: int | None = None,
         diagnostics: bool = False,
+        count_comments: bool = False,
     ) -> None:
         # (The parser keeps errors and the limit in its own locals: each attribute less
         # keeps the instance's dict in a smaller size class, 88 bytes less on 3.10.)
@@ -254,6 +268,10 @@ class PyConnection(Generic[_Extra]):
                 piece_size=piece_size,
                 diagnostics=bool(diagnostics),
             )
+        if count_comments:
+            check_count_comments(keep_raw)
+            # (An attribute only then: the default connection's dict stays as small.)
+            self._counter = parser = CommentCounter(parser)
         items = chain(parser, iter(self._raise_error, None))
         # Speed: the instance's next_event calls that chain from C (no Python frame, as
         # the method below has), through a partial that carries the method's docstring.
@@ -272,6 +290,13 @@ class PyConnection(Generic[_Extra]):
         Send it as ``Last-Event-ID`` when reconnecting.
         """
         return self._last_event_id
+
+    @property
+    def comment_count(self) -> int:
+        """How many comments the stream has had so far, with ``count_comments=True``
+        (they are counted, not handed out); 0 without it."""
+        counter: CommentCounter[object] | None = self.__dict__.get("_counter")
+        return 0 if counter is None else counter.count
 
     @property
     def implementation(self) -> Literal["compiled", "python"]:

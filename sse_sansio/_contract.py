@@ -19,7 +19,14 @@ from __future__ import annotations
 import sys
 from typing import Final
 
-__all__ = ["DEFAULT_MAX_EVENT_SIZE", "NESTED_CALL", "NOT_COPYABLE", "NO_LIMIT", "check_options"]
+__all__ = [
+    "DEFAULT_MAX_EVENT_SIZE",
+    "NESTED_CALL",
+    "NOT_COPYABLE",
+    "NO_LIMIT",
+    "check_count_comments",
+    "check_options",
+]
 
 # The default limit on one event's size in the stream, from the first byte of its block
 # (its first field line; the comments among its fields count, those before it do not)
@@ -95,3 +102,17 @@ def check_options(
             f"piece_size must be None or an int from 1 to max_event_size, not {piece_size!r}"
         )
     return errors == "strict", limit
+
+
+def check_count_comments(keep_raw: object) -> None:
+    """Check ``count_comments=True`` (given) against the other options.
+
+    A counted comment is not handed out, and with it its bytes: a keep_raw proxy would
+    lose them, so the two are refused together.  Both cores call this only when
+    count_comments is true (the default, False, needs no check).
+    """
+    if keep_raw:
+        raise ValueError(
+            "count_comments=True drops the comments with their bytes: it cannot be"
+            " combined with keep_raw=True"
+        )

@@ -49,8 +49,9 @@
  * - The BOM is looked for only while the bytes so far are a prefix of it.
  * - Every buffer is bounded: `partial` and `data` by max_event_size, `raw` (keep_raw)
  *   by max_event_size plus what the caller passed and has not drained.  A buffer left
- *   empty gives its memory back when it had grown past IDLE_CAPACITY, so that an idle
- *   connection holds well under 1 KiB whatever it parsed before.
+ *   empty keeps at most BUSY_CAPACITY for the next line or event, and one in use at
+ *   most that or twice what it holds (keep_raw: IDLE_CAPACITY at NEED_DATA), so that
+ *   an idle connection holds under 1 KiB whatever it parsed before.
  * - Once any exception escapes next_event(), the connection is failed for good: a
  *   RemoteProtocolError is raised again (same message and offset) on every later call;
  *   any other exception becomes a LocalProtocolError whose __cause__ it is.
@@ -70,7 +71,15 @@
 #include <stdint.h>
 #include <string.h>
 
+/* A buffer emptied between lines or events keeps up to BUSY_CAPACITY (a busy stream
+ * reuses it: freeing it at every event and growing it again was 8% of the work at
+ * 64-byte chunks), and grows by doubling, so that it never holds more than that or
+ * twice what it holds.  A keep_raw connection, whose raw buffer is compacted rather
+ * than emptied, trims its buffers to IDLE_CAPACITY (or twice what they hold) when it
+ * waits for data (buf_idle()). */
 #define IDLE_CAPACITY 256
+#define BUSY_CAPACITY 512
+#define GROW_GENTLY (1 << 20)
 
 /* The module's state (PEP 489 multi-phase initialization, PEP 573 module state): what
  * _events.py, _errors.py, _connection.py, _contract.py and _fields.py define, looked up
@@ -88,6 +97,7 @@ typedef struct {
     PyObject *str_message, *str_empty, *bytes_empty, *str_offset, *str_strict;
     /* What _contract.py defines: the option checks, the default limit, the refusals. */
     PyObject *check_options, *default_limit_obj, *not_copyable, *nested_call;
+    PyObject *check_count_comments;
     Py_ssize_t default_limit;
     /* What _fields.py defines: the clamp of a retry value. */
     PyObject *retry_max;
@@ -96,6 +106,7 @@ typedef struct {
     PyObject *pure_module; /* sse_sansio._connection */
     PyObject *str_PyConnection, *str_error, *str_next_event, *str_receive_data, *str_take_raw;
     PyObject *str_last_event_id, *str_retry, *str_compiled, *str_python;
+    PyObject *str_comment_count;
 } CoreState;
 
 static const unsigned char BOM[3] = {0xEF, 0xBB, 0xBF};
@@ -119,8 +130,13 @@ buf_reserve(Buf *b, Py_ssize_t extra)
     }
     Py_ssize_t need = b->len + extra;
     Py_ssize_t cap = b->cap < 64 ? 64 : b->cap;
-    while (cap < need) {
-        cap = cap > PY_SSIZE_T_MAX / 2 ? need : cap * 2;
+    while (cap < need && cap < GROW_GENTLY) {
+        cap *= 2;
+    }
+    if (cap < need) {
+        /* Past GROW_GENTLY, an eighth more than needed: still amortized linear, and a
+         * big line or event holds at most 1.125 times its size, not twice. */
+        cap = need > PY_SSIZE_T_MAX - need / 8 ? need : need + need / 8;
     }
     char *p = PyMem_Realloc(b->p, (size_t)cap);
     if (p == NULL) {
@@ -146,24 +162,51 @@ buf_append(Buf *b, const char *s, Py_ssize_t n)
     return 0;
 }
 
-/* Empty the buffer; give its memory back if it had grown past IDLE_CAPACITY. */
-static void
-buf_clear(Buf *b)
-{
-    b->len = 0;
-    if (b->cap > IDLE_CAPACITY) {
-        PyMem_Free(b->p);
-        b->p = NULL;
-        b->cap = 0;
-    }
-}
-
 static void
 buf_free(Buf *b)
 {
     PyMem_Free(b->p);
     b->p = NULL;
     b->len = b->cap = 0;
+}
+
+/* Empty the buffer; give its memory back if it had grown past BUSY_CAPACITY (a line
+ * or an event much bigger than a busy stream's usual ones). */
+static void
+buf_clear(Buf *b)
+{
+    b->len = 0;
+    if (b->cap > BUSY_CAPACITY) {
+        buf_free(b);
+    }
+}
+
+/* A keep_raw connection waits for data: keep at most IDLE_CAPACITY of an empty buffer,
+ * and of one that holds b->p[from:len], at most IDLE_CAPACITY or twice what it holds.
+ * Returns where what it holds starts now. */
+static Py_ssize_t
+buf_idle(Buf *b, Py_ssize_t from)
+{
+    Py_ssize_t live = b->len - from;
+    if (live == 0) {
+        b->len = 0;
+        if (b->cap > IDLE_CAPACITY) {
+            buf_free(b);
+        }
+        return 0;
+    }
+    if (b->cap <= IDLE_CAPACITY || b->cap <= 2 * live) {
+        return from;
+    }
+    memmove(b->p, b->p + from, (size_t)live);
+    b->len = live;
+    Py_ssize_t cap = live < IDLE_CAPACITY ? IDLE_CAPACITY : live;
+    char *p = PyMem_Realloc(b->p, (size_t)cap);
+    if (p != NULL) { /* else the bigger block stays: still correct */
+        b->p = p;
+        b->cap = cap;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ UTF-8 */
@@ -242,6 +285,8 @@ typedef struct {
     /* Options. */
     int strict;
     int keep_raw;
+    int count_comments; /* count_comments=True: comment_count, no Comment items */
+    Py_ssize_t comment_count;
     Py_ssize_t limit; /* PY_SSIZE_T_MAX: no limit */
     /* Received chunks not yet walked: queue[q_head:q_len], and the one being walked. */
     PyObject **queue;
@@ -324,6 +369,7 @@ conn_reset(Conn *c)
     c->event_start = -1;
     Py_CLEAR(c->type_cache);
     Py_CLEAR(c->text_cache);
+    c->comment_count = 0;
     buf_free(&c->raw);
     c->raw_start = c->raw_from = c->safe_end = 0;
     Py_CLEAR(c->delegate);
@@ -457,23 +503,25 @@ static int
 conn_init(Conn *c, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"errors",   "last_event_id", "max_event_size", "keep_raw",
-                             "on_oversize", "piece_size", "diagnostics",    NULL};
+                             "on_oversize", "piece_size", "diagnostics",    "count_comments",
+                             NULL};
     PyObject *errors = NULL, *last_event_id = c->st->str_empty, *max_event_size = NULL;
     PyObject *on_oversize = NULL, *piece_size = NULL, *diagnostics = NULL;
-    int keep_raw = 0;
+    int keep_raw = 0, count_comments = 0;
     if (c->busy) {
         return refuse_nested(c, "__init__");
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOpOOO:Connection", kwlist, &errors,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOpOOOp:Connection", kwlist, &errors,
                                      &last_event_id, &max_event_size, &keep_raw, &on_oversize,
-                                     &piece_size, &diagnostics)) {
+                                     &piece_size, &diagnostics, &count_comments)) {
         return -1;
     }
     int pure = needs_pure_core(c, on_oversize, piece_size, diagnostics);
     if (pure != 0) {
         return pure < 0 ? -1 : delegate_to_pure_core(c, args, kwds);
     }
-    if (errors == NULL && last_event_id == c->st->str_empty && max_event_size == NULL) {
+    if (errors == NULL && last_event_id == c->st->str_empty && max_event_size == NULL &&
+        !count_comments) {
         conn_setup(c, 1, c->st->default_limit, keep_raw, c->st->str_empty); /* Connection(): no checks */
         return 0;
     }
@@ -503,7 +551,15 @@ conn_init(Conn *c, PyObject *args, PyObject *kwds)
     /* A limit beyond any offset a stream can reach is no limit. */
     Py_ssize_t limit = (overflow > 0 || value > (long long)PY_SSIZE_T_MAX) ? PY_SSIZE_T_MAX
                                                                          : (Py_ssize_t)value;
+    if (count_comments) {
+        PyObject *ok = PyObject_CallOneArg(c->st->check_count_comments, keep_raw ? Py_True : Py_False);
+        if (ok == NULL) {
+            return -1;
+        }
+        Py_DECREF(ok);
+    }
     conn_setup(c, strict, limit, keep_raw, last_event_id);
+    c->count_comments = count_comments;
     return 0;
 }
 
@@ -717,6 +773,27 @@ ssize(Py_ssize_t n)
 
 /* ------------------------------------------------------------------ lines */
 
+/* The data buffer of a block with more than one data line, as the event's data (see
+ * append_data()).  The buffer is emptied at once: keep_raw's hand-out, which copies
+ * the event's bytes, comes next. */
+static PyObject *
+joined_data(Conn *c)
+{
+    PyObject *s;
+    if (c->has_data == 3) {
+        s = decode(c, c->data.p, c->data.len);
+    }
+    else {
+        /* All ASCII, so already valid and its own string's bytes. */
+        s = PyUnicode_New(c->data.len, 127);
+        if (s != NULL) {
+            memcpy(PyUnicode_DATA(s), c->data.p, (size_t)c->data.len);
+        }
+    }
+    buf_clear(&c->data);
+    return s;
+}
+
 /* Spec: "If the line is empty (a blank line): Dispatch the event."
  * Returns 1 with *out set, 0 (nothing to hand out) or -1. */
 static int
@@ -745,8 +822,7 @@ dispatch(Conn *c, Py_ssize_t end, PyObject **out)
             return -1;
         }
         *out = item;
-        PyObject *data = c->has_data == 1 ? c->event_data
-                                           : decode(c, c->data.p, c->data.len);
+        PyObject *data = c->has_data == 1 ? c->event_data : joined_data(c);
         if (c->has_data == 1) {
             c->event_data = NULL;
         }
@@ -773,11 +849,49 @@ dispatch(Conn *c, Py_ssize_t end, PyObject **out)
     return got;
 }
 
+/* Copy s[0:n] to dst and say whether it is ASCII (*ascii cleared if not); in strict
+ * mode also where its first invalid UTF-8 sequence starts (-1: none).  One pass over an
+ * ASCII value, 32 bytes at a time: checking it and copying it are the same loop. */
+static Py_ssize_t
+copy_checked(char *dst, const unsigned char *s, Py_ssize_t n, int strict, int *ascii)
+{
+    const uint64_t high = UINT64_C(0x8080808080808080);
+    Py_ssize_t i = 0;
+    for (; n - i >= 32; i += 32) {
+        uint64_t w[4];
+        memcpy(w, s + i, 32);
+        if ((w[0] | w[1] | w[2] | w[3]) & high) {
+            break;
+        }
+        memcpy(dst + i, w, 32);
+    }
+    for (; n - i >= 8; i += 8) {
+        uint64_t word;
+        memcpy(&word, s + i, 8);
+        if (word & high) {
+            break;
+        }
+        memcpy(dst + i, &word, 8);
+    }
+    memcpy(dst + i, s + i, (size_t)(n - i));
+    for (Py_ssize_t k = i; k < n; k++) {
+        if (s[k] & 0x80) {
+            *ascii = 0;
+            Py_ssize_t bad = strict ? utf8_invalid_at(s + k, n - k) : -1;
+            return bad < 0 ? -1 : k + bad;
+        }
+    }
+    return -1;
+}
+
 /* Spec: "If the field name is "data": Append the field value to the data buffer, then
  * append a single U+000A LINE FEED (LF) character."  The first value is decoded where it
- * lies (most events have one data line); a second one starts the byte buffer. */
+ * lies (most events have one data line); a second one starts the byte buffer, with
+ * has_data 2 while all of it is ASCII (dispatch then copies it into the string, no
+ * decoding) and 3 once it is not.  In strict mode each later value is checked as it is
+ * copied (v[0:n] starts at stream offset `at`), and only there: a line is read once. */
 static int
-append_data(Conn *c, const char *v, Py_ssize_t n)
+append_data(Conn *c, const char *v, Py_ssize_t n, Py_ssize_t at)
 {
     if (c->has_data == 0) {
         c->event_data = decode(c, v, n);
@@ -793,11 +907,23 @@ append_data(Conn *c, const char *v, Py_ssize_t n)
         if (first == NULL || buf_append(&c->data, first, len) < 0) {
             return -1;
         }
+        c->has_data = PyUnicode_IS_ASCII(c->event_data) ? 2 : 3;
         Py_CLEAR(c->event_data);
-        c->has_data = 2;
     }
-    if (buf_append(&c->data, "\n", 1) < 0 || buf_append(&c->data, v, n) < 0) {
+    if (buf_reserve(&c->data, n + 1) < 0) {
         return -1;
+    }
+    c->data.p[c->data.len] = '\n';
+    int ascii = 1;
+    Py_ssize_t bad = copy_checked(c->data.p + c->data.len + 1, (const unsigned char *)v, n,
+                                  c->strict, &ascii);
+    if (bad >= 0) {
+        fail_utf8(c, "invalid UTF-8", v + bad, n - bad, at + bad);
+        return -1;
+    }
+    c->data.len += n + 1;
+    if (!ascii) {
+        c->has_data = 3;
     }
     return 0;
 }
@@ -902,11 +1028,23 @@ process_line(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t tlen, PyObject **o
     }
     /* Strict mode checks the whole line; where the line's text is decoded anyway (a
      * comment, a block's first data line, an event type), the decoding is the check,
-     * and a failure is located by check_line(). */
+     * and a failure is located by check_line(); a later data line is checked as it is
+     * copied (append_data()). */
     if (p[0] == ':') {
         /* Spec: "If the line starts with a U+003A COLON character (:): Ignore the line."
-         * We hand it to the caller as a Comment. */
+         * We hand it to the caller as a Comment, or count it (count_comments). */
         Py_ssize_t skip = (n > 1 && p[1] == ' ') ? 2 : 1;
+        if (c->count_comments) {
+            if (c->strict && check_line(c, p, n, start) < 0) {
+                return -1;
+            }
+            c->comment_count++;
+            if (c->event_start < 0) {
+                c->first = end; /* as below */
+                c->deadline = add_limit(end, c->limit);
+            }
+            return 0;
+        }
         PyObject *item = new_item(c->st->CommentType, 4);
         if (item == NULL) {
             return -1;
@@ -968,11 +1106,11 @@ process_line(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t tlen, PyObject **o
     }
     int is_data = name == 4 && memcmp(p, "data", 4) == 0;
     int is_event = name == 5 && memcmp(p, "event", 5) == 0;
-    if (c->strict && !((is_data && c->has_data == 0) || is_event) && check_line(c, p, n, start) < 0) {
+    if (c->strict && !(is_data || is_event) && check_line(c, p, n, start) < 0) {
         return -1;
     }
     if (is_data) {
-        if (append_data(c, v, vlen) < 0) {
+        if (append_data(c, v, vlen, start + (v - p)) < 0) {
             return decoding_failed(c, p, n, start);
         }
         return 0;
@@ -1132,6 +1270,13 @@ parse(Conn *c)
         if (c->chunk == NULL) {
             if (c->q_head == c->q_len) {
                 if (!c->eof) {
+                    if (c->keep_raw) {
+                        /* Its raw buffer is compacted, not emptied, and holds a cut
+                         * line a second time: each buffer keeps less. */
+                        (void)buf_idle(&c->partial, 0);
+                        (void)buf_idle(&c->data, 0);
+                        c->raw_start = buf_idle(&c->raw, c->raw_start);
+                    }
                     return Py_NewRef(c->st->NeedData);
                 }
                 return end_of_stream(c);
@@ -1383,6 +1528,15 @@ conn_get_retry(Conn *c, void *Py_UNUSED(closure))
 }
 
 static PyObject *
+conn_get_comment_count(Conn *c, void *Py_UNUSED(closure))
+{
+    if (c->delegate != NULL) {
+        return PyObject_GetAttr(c->delegate, c->st->str_comment_count);
+    }
+    return PyLong_FromSsize_t(c->comment_count);
+}
+
+static PyObject *
 conn_get_implementation(Conn *c, void *Py_UNUSED(closure))
 {
     return Py_NewRef(c->delegate != NULL ? c->st->str_python : c->st->str_compiled);
@@ -1435,6 +1589,7 @@ static PyMethodDef conn_methods[] = {
 static PyGetSetDef conn_getset[] = {
     {"last_event_id", (getter)conn_get_last_event_id, NULL, NULL, NULL},
     {"retry", (getter)conn_get_retry, NULL, NULL, NULL},
+    {"comment_count", (getter)conn_get_comment_count, NULL, NULL, NULL},
     {"implementation", (getter)conn_get_implementation, NULL,
      "Which core parses for this connection: \"compiled\", or \"python\" when an option\n"
      "that only the pure core has (on_oversize, piece_size, diagnostics) was given a\n"
@@ -1512,22 +1667,24 @@ set_docs(PyObject *pure, Py_ssize_t default_limit)
     if (done) {
         return 0;
     }
-    char signature[200];
+    char signature[256];
     PyOS_snprintf(signature, sizeof(signature),
                   "Connection(*, errors='strict', last_event_id='', max_event_size=%zd, "
-                  "keep_raw=False, on_oversize='error', piece_size=None, diagnostics=False)",
+                  "keep_raw=False, on_oversize='error', piece_size=None, diagnostics=False, "
+                  "count_comments=False)",
                   default_limit);
-    const char *docs[6] = {
+    const char *docs[7] = {
         doc_of(pure, NULL, signature),
         doc_of(pure, "next_event", "next_event($self, /)"),
         doc_of(pure, "receive_data", "receive_data($self, /, data)"),
         doc_of(pure, "take_raw", "take_raw($self, /)"),
         doc_of(pure, "last_event_id", NULL),
         doc_of(pure, "retry", NULL),
+        doc_of(pure, "comment_count", NULL),
     };
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         if (docs[i] == NULL) {
-            for (int j = 0; j < 6; j++) {
+            for (int j = 0; j < 7; j++) {
                 PyMem_RawFree((void *)docs[j]);
             }
             return -1;
@@ -1539,6 +1696,7 @@ set_docs(PyObject *pure, Py_ssize_t default_limit)
     conn_methods[2].ml_doc = docs[3];
     conn_getset[0].doc = docs[4];
     conn_getset[1].doc = docs[5];
+    conn_getset[2].doc = docs[6];
     done = 1;
     return 0;
 }
@@ -1585,6 +1743,9 @@ load_state(CoreState *st)
         (st->str_retry = PyUnicode_InternFromString("retry")) == NULL ||
         (st->str_compiled = PyUnicode_InternFromString("compiled")) == NULL ||
         (st->str_python = PyUnicode_InternFromString("python")) == NULL ||
+        (st->str_comment_count = PyUnicode_InternFromString("comment_count")) == NULL ||
+        (st->check_count_comments = import_attr("sse_sansio._contract",
+                                                "check_count_comments")) == NULL ||
         (st->check_options = import_attr("sse_sansio._contract", "check_options")) == NULL ||
         (st->default_limit_obj = import_attr("sse_sansio._contract",
                                              "DEFAULT_MAX_EVENT_SIZE")) == NULL ||
@@ -1640,7 +1801,7 @@ core_exec(PyObject *module)
     X(str_strict) X(check_options) X(default_limit_obj) X(not_copyable) X(nested_call)         \
     X(retry_max) X(pure_module) X(str_PyConnection) X(str_error) X(str_next_event)             \
     X(str_receive_data) X(str_take_raw) X(str_last_event_id) X(str_retry) X(str_compiled)      \
-    X(str_python)
+    X(str_python) X(str_comment_count) X(check_count_comments)
 
 static int
 core_traverse(PyObject *module, visitproc visit, void *arg)

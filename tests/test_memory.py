@@ -248,6 +248,7 @@ def test_one_big_event() -> None:
 N_IDLE = 300
 _EVENT = b'data: {"choices": [{"delta": {"content": "hello world"}}]}\n\n'
 _CHUNK_16K = _EVENT * (16 * 1024 // len(_EVENT))
+_CUT_16K = (_EVENT * 300)[: 16 * 1024]  # ends 16 bytes into an event
 
 
 def _held_per_connection(chunks: list[bytes], n: int = N_IDLE, **options: Any) -> float:
@@ -289,6 +290,8 @@ def _held_per_connection(chunks: list[bytes], n: int = N_IDLE, **options: Any) -
 # (label, chunks, how many connections to measure)
 IDLE_CASES = [
     ("one 16 KiB chunk", [_CHUNK_16K], N_IDLE),
+    # Issue 21: the compiled keep_raw buffer kept its 16 KiB capacity here.
+    ("one 16 KiB chunk cut inside an event", [_CUT_16K], N_IDLE),
     ("the same in 64-byte chunks", [_CHUNK_16K[i : i + 64] for i in range(0, 16384, 64)], 50),
     ("one 1 MiB event", [b"data: " + b"x" * MIB + b"\n\n"], 20),
     ("a 1 MiB comment", [b": " + b"x" * MIB + b"\n"], 20),
