@@ -32,6 +32,11 @@ the parsers in run.py (CPU time, a sample repeated until it lasts ``--min-sample
 interleaved rounds, medians), and the floor is the sum of the parts' medians, reported
 as MB/s and ns per item.  Before timing, each part's count (lines, items, strings) is
 checked against the workload's own, which comes from the generator.
+
+``--callgrind`` counts instructions per item instead, as benchmarks/callgrind.py counts
+the cores' (same small workloads, same chunks, one valgrind process per part and cell,
+the part run once untimed and once inside ``functools.reduce()``), so the floor can be
+set beside the cores' deterministic figures (benchmarks/baseline-e51906b.md).
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ import array
 import gc
 import importlib.machinery
 import importlib.util
+import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -50,6 +57,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import reduce
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -108,6 +116,11 @@ def _build_in(directory: Path) -> ModuleType | str:
         return f"compiler failed: {exc}"
     if done.returncode != 0:
         return "compiler failed: " + (done.stderr.strip().splitlines() or ["?"])[-1][:100]
+    return load(target)
+
+
+def load(target: Path) -> ModuleType | str:
+    """Import the built floor module from ``target``."""
     spec = importlib.util.spec_from_file_location(MODULE, target)
     if spec is None or spec.loader is None:
         return f"cannot load {target.name}"
@@ -296,6 +309,79 @@ def row(workload: wl.Workload, chunk: int, medians: dict[str, float]) -> str:
     )
 
 
+# --------------------------------------------------------------------------- callgrind
+
+
+def callgrind_inner(target: str, part: str, name: str, size: int) -> None:
+    """The process under valgrind: one part, once untimed, then once inside reduce()."""
+    from benchmarks import callgrind
+
+    module = load(Path(target))
+    work = callgrind.WORKLOADS[name]()
+    run = parts(module, plan(work, wl.chunked(work.stream, size)))[part]
+    first = run()
+    if reduce(lambda _, __: run(), [0], 0) != first or first != expected_count(part, work):
+        raise SystemExit(f"floor {part} miscounted on {name}")
+    print(len(work.items))
+
+
+def callgrind_parts(target: Path, name: str, size: int) -> dict[str, float]:
+    """Instructions per item of each part, counted as benchmarks/callgrind.py counts."""
+    result: dict[str, float] = {}
+    for part in PARTS:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "callgrind.out"
+            done = subprocess.run(
+                [
+                    "valgrind",
+                    "--tool=callgrind",
+                    "--collect-atstart=no",
+                    "--toggle-collect=functools_reduce",
+                    f"--callgrind-out-file={out}",
+                    sys.executable,
+                    __file__,
+                    "--inner",
+                    str(target),
+                    part,
+                    name,
+                    str(size),
+                ],
+                env={**os.environ, "PYTHONHASHSEED": "0"},
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            items = int(done.stdout.split()[-1])
+            found = re.search(r"^(?:summary|totals):\s*(\d+)", out.read_text(), re.MULTILINE)
+            if found is None:
+                raise SystemExit(f"no instruction total in callgrind's output for {part}")
+            result[part] = int(found.group(1)) / items
+    return result
+
+
+def callgrind_main(workloads: str, chunks: str) -> int:
+    """Print the parts' instructions per item on benchmarks/callgrind.py's workloads."""
+    from benchmarks import callgrind
+
+    names = workloads.split(",") if workloads else list(callgrind.WORKLOADS)
+    sizes = [int(c) for c in chunks.split(",")] if chunks else list(callgrind.CHUNKS)
+    with tempfile.TemporaryDirectory(prefix="sse-floor-") as tmp:
+        target = Path(tmp) / f"{MODULE}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+        built = _build_in(Path(tmp))
+        if isinstance(built, str):
+            raise SystemExit(f"cannot build the floor: {built}")
+        print("instructions per item, each part alone (callgrind); the floor is their sum")
+        print("| workload | chunks | " + " | ".join(PARTS) + " | sum |")
+        print("|---|---|" + "---:|" * (len(PARTS) + 1))
+        for name in names:
+            for size in sizes:
+                counts = callgrind_parts(target, name, size)
+                cells = " | ".join(f"{counts[p]:,.0f}" for p in PARTS)
+                total = sum(counts.values())
+                print(f"| {name} | {size} B | {cells} | **{total:,.0f}** |", flush=True)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the floor's parts for each workload and chunk size."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
@@ -304,7 +390,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="the smaller workloads of --quick")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--min-sample", type=float, default=0.05)
+    ap.add_argument(
+        "--callgrind",
+        action="store_true",
+        help="instructions per item under callgrind instead, on benchmarks/callgrind.py's "
+        "workloads and chunks (unless --workloads/--chunks are given)",
+    )
+    ap.add_argument("--inner", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.inner:
+        callgrind_inner(args.inner[0], args.inner[1], args.inner[2], int(args.inner[3]))
+        return 0
+    if args.callgrind:
+        given = argv if argv is not None else sys.argv[1:]
+        return callgrind_main(
+            args.workloads if any(a.startswith("--workloads") for a in given) else "",
+            args.chunks if any(a.startswith("--chunks") for a in given) else "",
+        )
     module = build()
     if isinstance(module, str):
         raise SystemExit(f"cannot build the floor: {module}")
