@@ -57,6 +57,18 @@ def version() -> str:
     return f"{pinned} (not installed)"
 
 
+def node_version(node: str | None = None) -> str:
+    """``node --version`` (e.g. ``v20.20.2``), or "" when node is missing or fails."""
+    node = node if node is not None else shutil.which("node")
+    if node is None:
+        return ""
+    try:
+        done = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
 def utf16_length(text: str) -> int:
     """``text.length`` in JavaScript: UTF-16 code units."""
     return len(text.encode("utf-16-le")) // 2

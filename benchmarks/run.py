@@ -792,7 +792,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for cell in cells:
             cell.node = node_row.get((cell.workload, cell.chunk), "not run")
-        peer_rows.append((NODE_ROW, node_compare.version(), node_compare.ENTRY))
+        runtime = node_compare.node_version()
+        shown = node_compare.version() + (f" (node {runtime})" if runtime else "")
+        peer_rows.append((NODE_ROW, shown, node_compare.ENTRY))
 
     scaling = None
     if not args.no_scaling:

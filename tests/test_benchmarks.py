@@ -301,6 +301,7 @@ def test_node_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     logged: list[str] = []
     got = node_compare.run_cells([("llm", 64, work)], 1, 0.0, logged.append)
     assert got == {("llm", 64): "unavailable (node not found)"}
+    assert node_compare.node_version() == ""
     assert logged
 
 
@@ -323,6 +324,7 @@ def test_node_parses_the_workloads() -> None:
     assert set(got) == {(name, chunk) for name, chunk, _ in cells}
     if ready:
         assert all(isinstance(t, float) for t in got.values()), got
+        assert node_compare.node_version().startswith("v")
     else:
         assert all(isinstance(t, str) and "unavailable" in t for t in got.values()), got
 
