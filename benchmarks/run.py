@@ -8,7 +8,9 @@ Method, in short: every parser runs in this one process on pre-cut chunks.  Per 
 (workload x chunk size) each parser's output is first checked against the expected
 events, then the parsers are timed round-robin (the order rotates every round) for
 several rounds, and the median is kept, so a burst of load from other jobs on the machine
-hits every parser alike.
+hits every parser alike.  The compiled core's floor (benchmarks/floor.py) is timed in the
+same rounds, part by part; ``--node`` adds JavaScript's eventsource-parser
+(benchmarks/node_compare.py) as a reference row.
 """
 
 from __future__ import annotations
@@ -33,10 +35,14 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-# The clock: CPU time of this process.  On a machine shared with other jobs, wall time
+# The clock: CPU time of this thread.  On a machine shared with other jobs, wall time
 # also counts the time this process waits for a core, which is most of the noise; the
-# parsers are single-threaded, so their CPU time is their cost.
-clock = time.process_time
+# parsers are single-threaded (and run in this thread), so their CPU time is their cost.
+# Not time.process_time(): while time_limit()'s ITIMER_PROF is armed, Linux reads the
+# process clock from the thread group's timer, which moves only at scheduler ticks
+# (measured: steps of 2.8-4 ms, so a 0.4 ms run read as 0 s), whereas the thread clock
+# stays exact (steps of 1 microsecond) with or without the timer.
+clock = time.thread_time
 
 # The benchmarks package lives beside sse_sansio.  Appended, not prepended: an installed
 # sse_sansio (nox installs the project) or one on PYTHONPATH wins over the checkout.
@@ -44,9 +50,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
+from benchmarks import floor as floor_mod  # noqa: E402
+from benchmarks import node_compare  # noqa: E402
 from benchmarks import peers as peers_mod  # noqa: E402
 from benchmarks import workloads as wl  # noqa: E402
 from benchmarks.peers import COUNTING, FLOORS, OURS, PEERS, Peer  # noqa: E402
+
+# Rows that are not peers: never the fastest peer, never in the memory table.
+NOT_PEERS = FLOORS | floor_mod.PART_NAMES
+NODE_ROW = "eventsource-parser (node)"
 
 Parse = Callable[[Iterable[bytes], Callable[[Any], None]], None]
 
@@ -124,6 +136,9 @@ def check(
     if peer.name == "drain floor":
         ok = out == [len(chunks)]
         return (None if ok else f"{out} chunks, expected {len(chunks)}"), elapsed
+    if peer.name in floor_mod.PART_NAMES:
+        want = floor_mod.expected_count(peer.name.removeprefix("floor: "), workload)
+        return (None if out == [want] else f"counted {out}, expected {want}"), elapsed
     got = [item for item in map(peer.to_items, out) if item is not None]
     expected = workload.items if peer.comments else workload.events
     if got == expected:
@@ -148,6 +163,14 @@ class Cell:
     reps: int
     times: dict[str, list[float]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # peer -> why it was not timed
+    node: float | str | None = None  # eventsource-parser's median seconds, or why not
+
+    def floor_time(self) -> float | None:
+        """The C floor: the sum of its parts' medians (benchmarks/floor.py)."""
+        parts = [self.median(name) for name in sorted(floor_mod.PART_NAMES)]
+        if any(t is None for t in parts):
+            return None
+        return sum(t for t in parts if t is not None)
 
     def median(self, name: str) -> float | None:
         runs = self.times.get(name)
@@ -156,7 +179,7 @@ class Cell:
     def fastest_peer(self) -> tuple[str, float] | None:
         best: tuple[str, float] | None = None
         for name in self.times:
-            if name in OURS or name in FLOORS:
+            if name in OURS or name in NOT_PEERS:
                 continue
             t = self.median(name)
             if t is not None and (best is None or t < best[1]):
@@ -196,14 +219,19 @@ def run_cell(
     min_sample: float,
     cell_seconds: float,
     log: Callable[[str], None],
+    floor_c: Any = None,
 ) -> Cell:
     """Check every parser on this cell, then time the good ones round-robin.
 
     ``reps`` rounds, but fewer (down to 3) when a round would make the cell's timing last
-    longer than ``cell_seconds``: that is what keeps a full run time-boxed.
+    longer than ``cell_seconds``: that is what keeps a full run time-boxed.  With
+    ``floor_c`` (benchmarks/floor.py's compiled module) the C floor's parts are timed
+    in the same rounds as the parsers.
     """
     stream = workload.stream
     chunks = wl.chunked(stream, chunk)
+    if floor_c is not None:
+        parsers = [*parsers, *floor_mod.as_parsers(floor_c, workload, chunks)]
     n_items = len(workload.items)
     cell = Cell(workload.name, chunk, len(stream), n_items, reps)
     # Move the workload and its chunks (up to 262,144 objects) out of the collector's
@@ -431,6 +459,39 @@ def fmt_rate(n: float, unit: str) -> str:
     return f"{n:.0f}{unit}"
 
 
+def reference_rows(group: list[Cell]) -> list[str]:
+    """The C floor's sum and eventsource-parser's row, each with sse_sansio against it."""
+    out: list[str] = []
+    floors = [c.floor_time() for c in group]
+    if any(t is not None for t in floors):
+        speed, versus = [], []
+        for c, t in zip(group, floors, strict=True):
+            mine = c.median("sse_sansio")
+            if t is None or t == 0:
+                speed.append("n/a")
+                versus.append("n/a")
+                continue
+            speed.append(f"{c.n_bytes / t / 1e6:.1f} MB/s, {t / c.n_items * 1e9:.1f} ns/item")
+            versus.append(f"**{mine / t:.2f}x** the floor's time" if mine else "n/a")
+        out.append("| **C floor** (sum of the parts) | " + " | ".join(speed) + " |")
+        out.append("| sse_sansio / C floor (time) | " + " | ".join(versus) + " |")
+    if any(c.node is not None for c in group):
+        speed, versus = [], []
+        for c in group:
+            mine = c.median("sse_sansio")
+            if isinstance(c.node, float) and c.node > 0:
+                speed.append(
+                    f"{c.n_bytes / c.node / 1e6:.1f} MB/s, {fmt_rate(c.n_items / c.node, ' ev/s')}"
+                )
+                versus.append(f"**{c.node / mine:.2f}x**" if mine else "n/a")
+            else:
+                speed.append(str(c.node) if c.node is not None else "n/a")
+                versus.append("n/a")
+        out.append(f"| {NODE_ROW} | " + " | ".join(speed) + " |")
+        out.append("| sse_sansio / node (speed) | " + " | ".join(versus) + " |")
+    return out
+
+
 def markdown(
     info: dict[str, str],
     provenance: str,
@@ -485,6 +546,9 @@ def markdown(
                     # microseconds, below what the CPU-time clock resolves.
                     present = True
                     row.append("below the clock's resolution")
+                elif t is not None and peer in floor_mod.PART_NAMES:
+                    present = True
+                    row.append(f"{t / c.n_items * 1e9:.1f} ns/item")
                 elif t is not None:
                     present = True
                     runs = len(c.times[peer])
@@ -499,6 +563,7 @@ def markdown(
                     row.append("n/a")
             if present:
                 out.append(f"| {peer} | " + " | ".join(row) + " |")
+        out += reference_rows(group)
         ratio_row, target_row = [], []
         for c in group:
             ratio = c.ratio()
@@ -638,6 +703,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "(default 360; quick 60)",
     )
     ap.add_argument("--no-scaling", action="store_true", help="skip the scaling table")
+    ap.add_argument("--no-floor", action="store_true", help="skip the C floor (needs a C compiler)")
+    ap.add_argument(
+        "--node",
+        action="store_true",
+        help="also time JavaScript's eventsource-parser under node (benchmarks/node/)",
+    )
     ap.add_argument("--no-memory", action="store_true", help="skip the peak-memory table")
     ap.add_argument(
         "--out",
@@ -686,8 +757,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         parsers.append((peer, parse))
         peer_rows.append((peer.name, version or "-", peer.entry))
+    floor_c = None
+    if not args.no_floor:
+        built = floor_mod.build()
+        if isinstance(built, str):
+            peer_rows.append(("C floor", f"unavailable ({built})", "benchmarks/floor.c"))
+            log(f"C floor: unavailable ({built})")
+        else:
+            floor_c = built
+            for part, what in floor_mod.PARTS.items():
+                peer_rows.append((f"floor: {part}", "benchmarks/floor.c", what))
 
     cells: list[Cell] = []
+    works: list[wl.Workload] = []
     notes: dict[str, str] = {}
     for name in names:
         full = wl.build(name, quick=args.quick)
@@ -702,7 +784,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 work = full
             # The counting row is for the comments of the keepalive workload only.
             mine = [(p, f) for p, f in parsers if p.name != COUNTING or name == "keepalive"]
-            cells.append(run_cell(mine, work, chunk, reps, budget, min_sample, cell_seconds, log))
+            cells.append(
+                run_cell(mine, work, chunk, reps, budget, min_sample, cell_seconds, log, floor_c)
+            )
+            works.append(work)
+
+    if args.node:
+        node_row = node_compare.run_cells(
+            [(c.workload, c.chunk, w) for c, w in zip(cells, works, strict=True)],
+            reps,
+            min_sample,
+            log,
+        )
+        for cell in cells:
+            cell.node = node_row.get((cell.workload, cell.chunk), "not run")
+        runtime = node_compare.node_version()
+        shown = node_compare.version() + (f" (node {runtime})" if runtime else "")
+        peer_rows.append((NODE_ROW, shown, node_compare.ENTRY))
 
     scaling = None
     if not args.no_scaling:
@@ -714,7 +812,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         big = wl.build("big", quick=args.quick)
         chunks = wl.chunked(big.stream, MEMORY_CHUNK)
         for peer, parse in parsers:
-            if peer.name in FLOORS or peer.name == COUNTING:
+            if peer.name in NOT_PEERS or peer.name == COUNTING:
                 continue
             peak = peak_memory(parse, chunks, 5 * budget)
             memory.append((peer.name, big.note, peak, big.largest_block))

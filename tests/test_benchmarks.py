@@ -8,6 +8,7 @@ into the expected items under several chunkings.  No timing is asserted.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 from typing import Any
@@ -170,3 +171,181 @@ def test_callgrind_drain_counts_every_item(chunk: int) -> None:
 
     work = workloads.keepalive(30, every=10)
     assert callgrind.drain(workloads.chunked(work.stream, chunk)) == len(work.items)
+
+
+# --------------------------------------------------------------------------- the C floor
+# benchmarks/floor.py: what each part must count and where the drain part hands items
+# out come from the workload, checked here against the generator and a real connection.
+
+
+@pytest.mark.parametrize("chunk", CHUNKINGS)
+@pytest.mark.parametrize("name", workloads.NAMES)
+def test_floor_plan_matches_the_workload(name: str, chunk: int) -> None:
+    from benchmarks import floor
+
+    work = workloads.build(name, tiny=True)
+    chunks = workloads.chunked(work.stream, chunk)
+    plan = floor.plan(work, chunks)
+    assert plan.n_items == len(work.items) == floor.expected_count("decode", work)
+    assert plan.n_lines == work.stream.count(b"\n") == floor.expected_count("scan", work)
+    assert len(plan.per_chunk) == len(chunks)
+    assert sum(plan.per_chunk) == len(work.items)
+    texts = [text if kind == "comment" else data for kind, text, data in work.items]
+    assert [p.decode() for p in plan.payloads] == texts
+
+
+@pytest.mark.parametrize("chunk", CHUNKINGS)
+@pytest.mark.parametrize("name", ["llm", "llm-typed", "big", "keepalive"])
+def test_floor_hands_out_items_where_a_connection_does(name: str, chunk: int) -> None:
+    # LF-only streams: an item is complete in the chunk holding its block's last byte.
+    # (On crlf a chunk ending between the last CR and LF completes it one chunk early.)
+    from benchmarks import floor
+    from sse_sansio import NEED_DATA, Connection
+
+    work = workloads.build(name, tiny=True)
+    chunks = workloads.chunked(work.stream, chunk)
+    conn = Connection()
+    delivered = []
+    for piece in chunks:
+        conn.receive_data(piece)
+        n = 0
+        while conn.next_event() is not NEED_DATA:
+            n += 1
+        delivered.append(n)
+    assert floor.items_per_chunk(work, chunks) == delivered
+
+
+def test_floor_without_a_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchmarks import floor
+
+    monkeypatch.setattr("sysconfig.get_config_var", lambda name: "no-such-cc-here")
+    assert floor.build() == "no C compiler (no-such-cc-here)"
+
+
+@functools.cache
+def _floor_module() -> Any:
+    from benchmarks import floor
+
+    return floor.build()  # compiled once for the tests below
+
+
+@pytest.mark.parametrize("name", ["llm", "crlf", "keepalive"])
+def test_floor_parts_count_right(name: str) -> None:
+    # The C parts need a compiler: without one, build() must say so instead.
+    import shutil
+    import sysconfig
+
+    from benchmarks import floor
+
+    module = _floor_module()
+    if shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is None:
+        assert isinstance(module, str)
+        return
+    assert not isinstance(module, str), module
+    work = workloads.build(name, tiny=True)
+    want = {part: floor.expected_count(part, work) for part in floor.PARTS}
+    for chunk in (7, 0):
+        chunks = workloads.chunked(work.stream, chunk)
+        runs = floor.parts(module, floor.plan(work, chunks))
+        assert {part: run() for part, run in runs.items()} == want, chunk
+        pairs = floor.as_parsers(module, work, chunks)
+        assert [peer.name for peer, _ in pairs] == [f"floor: {part}" for part in floor.PARTS]
+        out: list[Any] = []
+        for _, parse in pairs:
+            parse([], out.append)
+        assert out == list(want.values())
+
+
+# --------------------------------------------------------------------------- node
+
+
+def test_node_cells_written(tmp_path: Any) -> None:
+    from benchmarks import node_compare
+
+    llm = workloads.build("llm", tiny=True)
+    typed = workloads.build("llm-typed", tiny=True)
+    spec = node_compare.write_cells(
+        tmp_path, [("llm", 64, llm), ("llm", 0, llm), ("llm-typed", 64, typed)]
+    )
+    assert json.loads((tmp_path / "cells.json").read_text()) == spec
+    assert spec[0]["file"] == spec[1]["file"] != spec[2]["file"]
+    assert (tmp_path / str(spec[0]["file"])).read_bytes() == llm.stream
+    # JavaScript counts UTF-16 code units: the Chinese text is one unit a character.
+    data = [d for _, _, d in llm.events]
+    assert spec[0]["events"] == len(data)
+    assert spec[0]["units"] == sum(len(d) for d in data)
+    types = [t for _, t, _ in typed.events]
+    assert "message" not in types
+    assert spec[2]["units"] == sum(len(d) + len(t) for _, t, d in typed.events)
+
+
+def test_node_output_parsed() -> None:
+    from benchmarks import node_compare
+
+    lines = [
+        json.dumps({"workload": "llm", "chunk": 64, "times": [0.3, 0.1, 0.2]}),
+        json.dumps({"workload": "big", "chunk": 0, "error": "wrong output: 1 events"}),
+        "",
+    ]
+    assert node_compare.parse_output("\n".join(lines)) == {
+        ("llm", 64): 0.2,
+        ("big", 0): "wrong output: 1 events",
+    }
+
+
+def test_node_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchmarks import node_compare
+
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    work = workloads.build("llm", tiny=True)
+    logged: list[str] = []
+    got = node_compare.run_cells([("llm", 64, work)], 1, 0.0, logged.append)
+    assert got == {("llm", 64): "unavailable (node not found)"}
+    assert node_compare.node_version() == ""
+    assert logged
+
+
+def test_node_parses_the_workloads() -> None:
+    # Where node and eventsource-parser are installed, every cell is timed (its output
+    # was right); elsewhere every cell says why not.
+    import shutil
+
+    from benchmarks import node_compare
+
+    ready = (
+        shutil.which("node") is not None
+        and (node_compare.NODE_DIR / "node_modules" / node_compare.PACKAGE).exists()
+    )
+    cells = []
+    for name in ("llm", "llm-typed", "keepalive"):
+        work = workloads.build(name, tiny=True)
+        cells += [(name, 7, work), (name, 0, work)]
+    got = node_compare.run_cells(cells, 1, 0.0, lambda _: None, install=False)
+    assert set(got) == {(name, chunk) for name, chunk, _ in cells}
+    if ready:
+        assert all(isinstance(t, float) for t in got.values()), got
+        assert node_compare.node_version().startswith("v")
+    else:
+        assert all(isinstance(t, str) and "unavailable" in t for t in got.values()), got
+
+
+# --------------------------------------------------------------------------- run.py rows
+
+
+def test_reference_rows() -> None:
+    from benchmarks import floor, run
+
+    cell = run.Cell("llm", 64, n_bytes=1_000_000, n_items=1000, reps=1)
+    cell.times["sse_sansio"] = [0.003]
+    for i, name in enumerate(sorted(floor.PART_NAMES)):
+        cell.times[name] = [0.0005 * (i + 1)]  # 0.0005 + 0.001 + 0.0015 + 0.002 = 0.005
+    cell.node = 0.006
+    rows = run.reference_rows([cell])
+    assert rows[0] == "| **C floor** (sum of the parts) | 200.0 MB/s, 5000.0 ns/item |"
+    assert rows[1] == "| sse_sansio / C floor (time) | **0.60x** the floor's time |"
+    assert rows[2] == f"| {run.NODE_ROW} | 166.7 MB/s, 166.7k ev/s |"
+    assert rows[3] == "| sse_sansio / node (speed) | **2.00x** |"
+    # No part is ever the fastest peer.
+    assert cell.fastest_peer() is None
+    cell.node = "unavailable (node not found)"
+    assert run.reference_rows([cell])[2] == f"| {run.NODE_ROW} | unavailable (node not found) |"
