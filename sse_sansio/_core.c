@@ -25,14 +25,22 @@
  * Line ends are found with memchr(), and the position of the next CR and the next LF in
  * the chunk are remembered, so that each byte is searched at most once for each.
  *
- * The options of issue 15 (on_oversize, piece_size, diagnostics) are the pure core's
- * alone: a connection made with any of them at a value other than its default creates
- * a pure _connection.PyConnection with the same options and forwards every call to it
- * (`delegate`), and its `implementation` says "python".  Their rules (_line_by_line.py)
- * then live in one place, and this file keeps one path.  The default path pays one
- * pointer test in next_event() (about 4 instructions a call, measured with callgrind)
- * and none in receive_data(): a delegating connection is never `plain`, so the fast
- * path's existing test sends it on.
+ * The opt-in modes (on_oversize="skip", piece_size, diagnostics=True) run in a second
+ * walker, parse_modes() ("the opt-in modes" below), which follows _line_by_line.py step
+ * for step: the line goes through grow() a window (_lines.WINDOW, read when the
+ * connection is made) at a time, then complete(); the size limit counts from `mark`,
+ * which moves past each DataPiece; a skipped block keeps only its event, id and retry
+ * lines, drops a line longer than the limit whole and, with keep_raw, cuts its bytes
+ * out of the raw buffer (drop_raw()); a data line whose value outgrows piece_size is
+ * streamed, its bytes checked (strict) and decoded the way an incremental decoder
+ * does, so that pieces, error offsets and messages are the pure core's; the BOM
+ * look-ahead and, with diagnostics, the once-per-stream sniff of the first line join
+ * short chunks at the start as the pure core does.  Complete field lines of a block
+ * that is kept go through process_line() and dispatch(), the default path's own.  The
+ * per-byte and per-line work is C; a Diagnostic's code and message come from the
+ * classifiers of _diagnostics.py, called only for a line C found ignored (a field not
+ * event/data/id/retry, an id holding NUL, a retry not all digits), a block without
+ * data, and the first line.  The default path pays one flag test in next_event().
  *
  * One contract: the option checks and their messages, the default limit and the
  * refusals that do not depend on the stream are _contract.py's, read at import (as
@@ -48,9 +56,11 @@
  *   stops after the CR, and an LF at the start of the next chunk belongs to no item.
  * - The BOM is looked for only while the bytes so far are a prefix of it.
  * - Every buffer is bounded: `partial` and `data` by max_event_size, `raw` (keep_raw)
- *   by max_event_size plus what the caller passed and has not drained.  A buffer left
- *   empty gives its memory back when it had grown past IDLE_CAPACITY, so that an idle
- *   connection holds well under 1 KiB whatever it parsed before.
+ *   by max_event_size plus what the caller passed and has not drained.  In the opt-in
+ *   modes `partial` holds nothing of a line dropped or streamed, and `data` only what
+ *   waits for the next piece.  A buffer left empty gives its memory back when it had
+ *   grown past IDLE_CAPACITY, so that an idle connection holds well under 1 KiB
+ *   whatever it parsed before.
  * - Once any exception escapes next_event(), the connection is failed for good: a
  *   RemoteProtocolError is raised again (same message and offset) on every later call;
  *   any other exception becomes a LocalProtocolError whose __cause__ it is.
@@ -1872,9 +1882,15 @@ modes_sniff(Conn *c, PyObject **out)
 {
     const char *head = c->partial.p;
     Py_ssize_t n = c->partial.len;
-    int alone = 0, decided = c->eof;
+    int alone = 0, decided = 0;
     if (c->length == 0) { /* (else the stream ended inside a BOM: the line is the head) */
-        while (!decided && next_chunk(c)) {
+        while (!decided) {
+            if (!next_chunk(c)) {
+                if (!c->eof) {
+                    return 2;
+                }
+                break;
+            }
             const char *s = PyBytes_AS_STRING(c->chunk) + c->pos;
             Py_ssize_t avail = PyBytes_GET_SIZE(c->chunk) - c->pos;
             if (c->partial.len == 0 && (avail >= sniff_bytes || find_line_end(s, avail) >= 0)) {
@@ -1890,9 +1906,6 @@ modes_sniff(Conn *c, PyObject **out)
             head = c->partial.p;
             n = c->partial.len;
             decided = n >= sniff_bytes || find_line_end(head, n) >= 0;
-        }
-        if (!decided && !c->eof) {
-            return 2;
         }
     }
     Py_ssize_t most = n < sniff_bytes ? n : sniff_bytes;

@@ -14,11 +14,12 @@ behaviour aborts the run.  The last line printed says
 agreed on every input.
 
 The invariant: for the options the first input byte selects (decoding mode, a size
-limit, keep_raw, the opt-in modes: on_oversize="skip", piece_size, diagnostics), under four chunkings of the rest (whole, byte by byte, two random
-splits), both cores give the same items with their spans and raw bytes, the same error
-with its message and offset, and the same last_event_id, retry and take_raw() after
-every chunk (``_observe`` in tests/test_cores.py, which also states the rules at the
-start of a stream that the two cores do not share yet).
+limit, keep_raw and, in bits 5-6, the opt-in modes: on_oversize="skip", piece_size,
+diagnostics), under four chunkings of the rest (whole, byte by byte, two random splits),
+both cores give the same items with their spans and raw bytes, the same error with its
+message and offset, and the same last_event_id, retry and take_raw() after every chunk
+(``_observe`` in tests/test_cores.py, which also states the rules at the start of a
+stream that the two cores do not share yet).
 """
 
 from __future__ import annotations
