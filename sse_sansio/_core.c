@@ -1248,7 +1248,9 @@ drop_raw(Conn *c, Py_ssize_t upto)
     Py_ssize_t keep = c->safe_end - c->raw_from, cut = upto - c->safe_end;
     Py_ssize_t at = c->raw_start + keep, tail = c->raw.len - at - cut;
     if (keep <= tail) {
-        memmove(c->raw.p + c->raw_start + cut, c->raw.p + c->raw_start, (size_t)keep);
+        if (keep) {
+            memmove(c->raw.p + c->raw_start + cut, c->raw.p + c->raw_start, (size_t)keep);
+        }
         c->raw_start += cut;
     }
     else {
@@ -1296,7 +1298,9 @@ take_text(Conn *c)
                                                   c->strict ? NULL : "replace",
                                                   c->streamed ? &used : NULL);
     if (text != NULL) {
-        memmove(c->data.p, c->data.p + used, (size_t)(c->data.len - used));
+        if (used < c->data.len) {
+            memmove(c->data.p, c->data.p + used, (size_t)(c->data.len - used));
+        }
         c->data.len -= used;
         c->checked = 0;
     }
@@ -1875,6 +1879,9 @@ modes_bom(Conn *c)
 static Py_ssize_t
 find_line_end(const char *s, Py_ssize_t n)
 {
+    if (n == 0) {
+        return -1; /* (s may be NULL then) */
+    }
     const char *lf = memchr(s, '\n', (size_t)n);
     const char *cr = memchr(s, '\r', (size_t)(lf ? lf - s : n));
     return cr ? cr - s : lf ? lf - s : -1;
