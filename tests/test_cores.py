@@ -44,6 +44,7 @@ from sse_sansio import (
     _implementation,
 )
 
+from .helpers import parser_config
 from .strategies import chunked, max_event_sizes, streams
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,14 +183,29 @@ def assert_same(chunks: list[bytes], **options: Any) -> None:
     assert _observe(compiled, chunks, **options) == _observe(PURE, chunks, **options), chunks
 
 
+def _fit_piece_size(options: dict[str, Any]) -> dict[str, Any]:
+    """piece_size may not exceed max_event_size: cap it there."""
+    size, limit = options.get("piece_size"), options["max_event_size"]
+    if size is not None and limit is not None and size > limit:
+        options["piece_size"] = limit
+    return options
+
+
+# The opt-in modes too: the compiled core runs them itself (the "opt-in modes" of
+# _core.c), against the pure core's _line_by_line.py.
 OPTIONS = st.fixed_dictionaries(
     {
         "errors": st.sampled_from(["strict", "replace"]),
         "max_event_size": max_event_sizes,
         "keep_raw": st.booleans(),
         "last_event_id": st.sampled_from(["", "7", "é"]),
-    }
-)
+    },
+    optional={
+        "on_oversize": st.sampled_from(["error", "skip"]),
+        "piece_size": st.one_of(st.none(), st.integers(1, 12), st.integers(1, 5000)),
+        "diagnostics": st.booleans(),
+    },
+).map(_fit_piece_size)
 
 
 @needs_core
@@ -242,6 +258,49 @@ def test_cores_agree_on_the_corpus(
         assert_same([stream[:cut], stream[cut:]], **options)
     step = max(1, len(stream) // 500)
     assert_same([stream[i : i + step] for i in range(0, len(stream), step)], **options)
+
+
+MODES = [
+    {"on_oversize": "skip"},
+    {"piece_size": 7},
+    {"diagnostics": True},
+    {"on_oversize": "skip", "piece_size": 3, "diagnostics": True},
+]
+
+
+@needs_core
+@pytest.mark.parametrize("stream", CORPUS)
+@pytest.mark.parametrize("errors", ["strict", "replace"])
+@pytest.mark.parametrize("limit", [None, 5, 64, 80000])
+@pytest.mark.parametrize("mode", MODES)
+def test_cores_agree_on_the_corpus_in_the_opt_in_modes(
+    stream: bytes, errors: str, limit: int | None, mode: dict[str, Any]
+) -> None:
+    for keep_raw in (False, True):
+        options = _fit_piece_size(
+            {"errors": errors, "max_event_size": limit, "keep_raw": keep_raw, **mode}
+        )
+        for cut in (0, 3, len(stream) // 2, len(stream) - 1):
+            assert_same([stream[:cut], stream[cut:]], **options)
+        step = max(1, len(stream) // 200)
+        assert_same([stream[i : i + step] for i in range(0, len(stream), step)], **options)
+
+
+@needs_core
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), stream=streams(), options=OPTIONS, window=st.integers(1, 9))
+def test_cores_agree_in_the_opt_in_modes_at_tiny_windows(
+    data: st.DataObject, stream: bytes, options: dict[str, Any], window: int
+) -> None:
+    # The opt-in modes walk a line a window (_lines.WINDOW) at a time: pieces, dropped
+    # lines and the limit happen at window edges, which the compiled core reads when a
+    # connection is made.
+    chunks = data.draw(chunked(stream))
+    with parser_config(window=window):
+        assert_same(chunks, **{**options, "on_oversize": "skip"})
+        pieces = _fit_piece_size({**options, "piece_size": options.get("piece_size") or 2})
+        assert_same(chunks, **pieces)
+        assert_same(chunks, **{**options, "diagnostics": True})
 
 
 @needs_core

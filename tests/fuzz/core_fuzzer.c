@@ -21,13 +21,16 @@
  *           bit 3: start with last_event_id="seed";
  *           bits 4-5: the stream is the rest repeated 1, 1, 2 or 8 times (streams
  *           longer than the inputs, which stay short so that mutations stay cheap),
- *           and the chunk sizes are multiplied by the same factor.
+ *           and the chunk sizes are multiplied by the same factor;
+ *           bits 6-7: the opt-in modes: none, on_oversize="skip", piece_size
+ *           (byte 1 % 16 + 1, at most the limit), or all three with diagnostics=True.
  *   k bytes chunk sizes, used in turn, each plus one.
  *   the rest is the stream.
  *
  * Invariants checked on every input (a violation aborts, and libFuzzer keeps the input):
  * - no crash, no ASan or UBSan report (the sanitizers' own checks);
- * - next_event() returns Event, Comment, EndOfStream or NEED_DATA, or raises
+ * - next_event() returns Event, Comment, EndOfStream or NEED_DATA (or, in the opt-in
+ *   modes, SkippedEvent, DataPiece, PiecedEvent or Diagnostic), or raises
  *   RemoteProtocolError, with an integer offset within the bytes received; it fails for
  *   good (the same message again on the next call); it never raises with
  *   errors="replace" and no size limit;
@@ -35,8 +38,9 @@
  * - after receive_data(b"") it never returns NEED_DATA, and after EndOfStream only the
  *   same EndOfStream again; receive_data() with data then raises LocalProtocolError;
  * - keep_raw: the items' raw bytes and take_raw()'s, concatenated, are a prefix of the
- *   stream, and an item whose raw is not empty ends exactly where they do; without it,
- *   raw is None;
+ *   stream, and an item whose raw is not empty ends exactly where they do (with
+ *   on_oversize="skip", which cuts skipped blocks out, they are at most the bytes
+ *   received); without it, raw is None;
  * - receive_data() raises only when keep_raw is on and take_raw() is never called
  *   (LocalProtocolError: too many bytes waiting).
  */
@@ -55,10 +59,11 @@ PyMODINIT_FUNC PyInit__core(void);
 #endif
 
 static PyObject *ConnectionType, *EventType, *CommentType, *EndOfStreamType, *NeedData;
+static PyObject *OptInTypes[4]; /* SkippedEvent, DataPiece, PiecedEvent, Diagnostic */
 static PyObject *RemoteProtocolError, *LocalProtocolError;
 static PyObject *s_receive_data, *s_next_event, *s_take_raw;
 static PyObject *s_start, *s_end, *s_raw, *s_offset;
-static PyObject *v_replace, *v_seed;
+static PyObject *v_replace, *v_seed, *v_skip;
 
 static void
 die(const char *what)
@@ -134,6 +139,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     EventType = attr_of("sse_sansio", "Event");
     CommentType = attr_of("sse_sansio", "Comment");
     EndOfStreamType = attr_of("sse_sansio", "EndOfStream");
+    OptInTypes[0] = attr_of("sse_sansio", "SkippedEvent");
+    OptInTypes[1] = attr_of("sse_sansio", "DataPiece");
+    OptInTypes[2] = attr_of("sse_sansio", "PiecedEvent");
+    OptInTypes[3] = attr_of("sse_sansio", "Diagnostic");
     NeedData = attr_of("sse_sansio", "NEED_DATA");
     RemoteProtocolError = attr_of("sse_sansio", "RemoteProtocolError");
     LocalProtocolError = attr_of("sse_sansio", "LocalProtocolError");
@@ -145,7 +154,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
         !(s_raw = PyUnicode_InternFromString("raw")) ||
         !(s_offset = PyUnicode_InternFromString("offset")) ||
         !(v_replace = PyUnicode_InternFromString("replace")) ||
-        !(v_seed = PyUnicode_InternFromString("seed"))) {
+        !(v_seed = PyUnicode_InternFromString("seed")) ||
+        !(v_skip = PyUnicode_InternFromString("skip"))) {
         die("out of memory at start");
     }
     return 0;
@@ -160,6 +170,7 @@ typedef struct {
     Py_ssize_t fed;       /* bytes passed to receive_data() so far */
     Py_ssize_t forwarded; /* keep_raw: bytes handed out in raw and take_raw() */
     int keep_raw, take_raw, never_fails, ended;
+    int modes, cuts;      /* opt-in modes on; skipped blocks are cut out of raw */
     PyObject *eos;        /* the EndOfStream, once seen */
     int failed;
 } Run;
@@ -188,7 +199,7 @@ forward(Run *r, PyObject *raw)
     }
     Py_ssize_t n = PyBytes_GET_SIZE(raw);
     if (n > r->fed - r->forwarded ||
-        memcmp(PyBytes_AS_STRING(raw), r->body + r->forwarded, (size_t)n) != 0) {
+        (!r->cuts && memcmp(PyBytes_AS_STRING(raw), r->body + r->forwarded, (size_t)n) != 0)) {
         die("keep_raw: the forwarded bytes are not a prefix of the stream");
     }
     r->forwarded += n;
@@ -204,7 +215,14 @@ check_item(Run *r, PyObject *item)
         }
         return;
     }
-    if (!is_eos && !Py_IS_TYPE(item, (PyTypeObject *)EventType) &&
+    int opt_in = 0;
+    for (int i = 0; i < 4; i++) {
+        opt_in |= Py_IS_TYPE(item, (PyTypeObject *)OptInTypes[i]);
+    }
+    if (opt_in && !r->modes) {
+        die("an opt-in item from a connection without the opt-in modes");
+    }
+    if (!is_eos && !opt_in && !Py_IS_TYPE(item, (PyTypeObject *)EventType) &&
         !Py_IS_TYPE(item, (PyTypeObject *)CommentType)) {
         die("next_event() returned something that is not an item");
     }
@@ -231,7 +249,7 @@ check_item(Run *r, PyObject *item)
         if (start < 0 || start >= end || end > r->fed) {
             die("an item's span is not within the bytes received");
         }
-        if (r->keep_raw && PyBytes_GET_SIZE(raw) > 0 && r->forwarded != end) {
+        if (r->keep_raw && !r->cuts && PyBytes_GET_SIZE(raw) > 0 && r->forwarded != end) {
             die("keep_raw: an item's raw does not end at the item's end");
         }
     }
@@ -288,8 +306,10 @@ check_failure(Run *r)
 static void
 drain(Run *r)
 {
-    /* Every item but EndOfStream ends a line, so there are at most fed + 1 of them. */
-    for (Py_ssize_t budget = r->fed + 2; !r->failed; budget--) {
+    /* Every item but EndOfStream ends a line, so there are at most fed + 1 of them; in
+     * the opt-in modes a line may also bring a Diagnostic, and a DataPiece needs two
+     * bytes of data at least. */
+    for (Py_ssize_t budget = (r->modes ? 3 : 1) * r->fed + 3; !r->failed; budget--) {
         if (budget == 0) {
             die("next_event() returned more items than lines");
         }
@@ -407,6 +427,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         Py_DECREF(v);
     }
     r.never_fails = (opt & 2) && limit == 0;
+    int modes = (layout >> 6) & 3;
+    long piece = (long)(param % 16) + 1;
+    if (limit > 0 && piece > limit) {
+        piece = limit;
+    }
+    PyObject *v_piece = PyLong_FromLong(piece);
+    if (v_piece == NULL ||
+        ((modes & 1) && PyDict_SetItemString(kwargs, "on_oversize", v_skip) < 0) ||
+        ((modes & 2) && PyDict_SetItemString(kwargs, "piece_size", v_piece) < 0) ||
+        (modes == 3 && PyDict_SetItemString(kwargs, "diagnostics", Py_True) < 0)) {
+        die("out of memory making the options");
+    }
+    Py_DECREF(v_piece);
+    r.modes = modes != 0;
+    r.cuts = modes & 1;
     PyObject *args = PyTuple_New(0);
     r.conn = args ? PyObject_Call(ConnectionType, args, kwargs) : NULL;
     Py_XDECREF(args);

@@ -25,6 +25,9 @@ CASES = ROOT / "tests" / "data" / "conformance_cases.json"
 KEEP_RAW, REPLACE, NO_LIMIT, SMALL_LIMIT = 1, 2, 4, 8
 DRAIN_EACH, TAKE_RAW, WRAP, END = 16, 32, 64, 128
 REPEAT_8 = 0x30  # in the layout byte: the body is repeated eight times
+# In the layout byte too: the opt-in modes (on_oversize="skip"; piece_size; both with
+# diagnostics=True).
+SKIP, PIECES, ALL_MODES = 0x40, 0x80, 0xC0
 # (option byte, limit parameter, layout bits, chunk sizes): sizes are stored minus one.
 HEADERS: list[tuple[int, int, int, bytes]] = [
     (END, 0, 0, b""),
@@ -35,6 +38,9 @@ HEADERS: list[tuple[int, int, int, bytes]] = [
     (END | SMALL_LIMIT | DRAIN_EACH, 7, 0, b"\x03"),
     (KEEP_RAW | TAKE_RAW | DRAIN_EACH, 0, 0, b"\x00\x02"),
     (END | KEEP_RAW | TAKE_RAW | DRAIN_EACH, 0, REPEAT_8, b"\x06"),
+    (END | KEEP_RAW | TAKE_RAW | SMALL_LIMIT | DRAIN_EACH, 7, SKIP, b"\x03"),
+    (END | DRAIN_EACH, 2, PIECES, b"\x04"),
+    (END | REPLACE | KEEP_RAW | TAKE_RAW | SMALL_LIMIT, 3, ALL_MODES, b""),
 ]
 
 

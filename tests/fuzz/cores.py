@@ -14,11 +14,12 @@ behaviour aborts the run.  The last line printed says
 agreed on every input.
 
 The invariant: for the options the first input byte selects (decoding mode, a size
-limit, keep_raw), under four chunkings of the rest (whole, byte by byte, two random
-splits), both cores give the same items with their spans and raw bytes, the same error
-with its message and offset, and the same last_event_id, retry and take_raw() after
-every chunk (``_observe`` in tests/test_cores.py, which also states the rules at the
-start of a stream that the two cores do not share yet).
+limit, keep_raw and, in bits 5-6, the opt-in modes: on_oversize="skip", piece_size,
+diagnostics), under four chunkings of the rest (whole, byte by byte, two random splits),
+both cores give the same items with their spans and raw bytes, the same error with its
+message and offset, and the same last_event_id, retry and take_raw() after every chunk
+(``_observe`` in tests/test_cores.py, which also states the rules at the start of a
+stream that the two cores do not share yet).
 """
 
 from __future__ import annotations
@@ -56,12 +57,26 @@ TOKENS = (
 )  # fmt: skip
 
 
+# The opt-in modes bits 5-6 select, which the compiled core runs itself.
+MODES: tuple[dict[str, Any], ...] = (
+    {},
+    {"on_oversize": "skip"},
+    {"piece_size": 5},
+    {"diagnostics": True, "on_oversize": "skip", "piece_size": 3},
+)
+
+
 def options_of(flags: int) -> dict[str, Any]:
+    limit = LIMITS[((flags >> 2) & 7) % len(LIMITS)]
+    mode = dict(MODES[(flags >> 5) & 3])
+    if "piece_size" in mode and limit is not None:
+        mode["piece_size"] = min(mode["piece_size"], limit)
     return {
         "errors": "replace" if flags & 1 else "strict",
         "keep_raw": bool(flags & 2),
-        "max_event_size": LIMITS[(flags >> 2) % len(LIMITS)],
+        "max_event_size": limit,
         "last_event_id": "é" if flags & 0x80 else "",
+        **mode,
     }
 
 
