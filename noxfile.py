@@ -62,12 +62,13 @@ def _install(session: nox.Session, *extras: str, packages: tuple[str, ...] = ())
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """The whole suite under ``python -bb`` against each core.
+    """The whole suite under ``python -bb``, both cores in one run, 100% branch coverage.
 
-    First the pure core (``SSE_SANSIO_NO_EXTENSIONS=1``), with 100% branch coverage of
-    sse_sansio: the Python code is measured where it runs, by the whole suite.  Then the
-    compiled core (built by the install; ``SSE_SANSIO_REQUIRE_EXTENSIONS=1`` makes a failed
-    build an error and the suite check that it is in use).
+    Every test that depends on the core runs on both, ids ``c`` and ``py`` (the
+    ``conn_cls`` fixture of tests/conftest.py); the rest run once.  The compiled core is
+    built by the install (``SSE_SANSIO_REQUIRE_EXTENSIONS=1`` makes a failed build an
+    error and the suite check that it is in use); the pure core's code is measured where
+    it runs, by the ``py`` cases and the pure-only tests of the same run.
     """
     _install(session, "test")
     session.run(
@@ -80,9 +81,8 @@ def tests(session: nox.Session) -> None:
         "--cov-report=term-missing",
         "--cov-fail-under=100",
         *session.posargs,
-        env={"SSE_SANSIO_NO_EXTENSIONS": "1"},
+        env={NO_EXTENSIONS: ""},
     )
-    session.run("python", "-bb", "-m", "pytest", *session.posargs, env={NO_EXTENSIONS: ""})
 
 
 @nox.session(python=ANY_PYTHON)

@@ -1,14 +1,56 @@
-"""Shared pytest configuration: the hypothesis profiles.
+"""Shared pytest configuration: the core matrix and the hypothesis profiles.
 
-``dev`` (the default) keeps a local run fast; ``ci`` tries many more examples.  Pick one
-with the ``HYPOTHESIS_PROFILE`` environment variable, e.g. ``HYPOTHESIS_PROFILE=ci``.
+The core matrix.  One pytest run tests both receive cores: the compiled one
+(``sse_sansio._core.Connection``, id ``c``) and the pure one
+(``sse_sansio._connection.PyConnection``, id ``py``), as markupsafe, multidict and
+aiohttp test their twins.  The rule, decided per file:
+
+- A file whose tests check what a connection does with bytes (items, spans, errors,
+  state, limits, the opt-in modes), directly or through an entry point that builds one
+  (iter_events, aiter_events, the planner, sse_sansio.testing, the command line in
+  process), runs every test on both cores: it says so with
+  ``pytestmark = pytest.mark.usefixtures("conn_cls")``, or a test takes ``conn_cls``,
+  the class of its core.  While a test runs, the fixture routes the package to that
+  core: every ``Connection`` name in sse_sansio's modules that holds the process's
+  choice, every ``Connection`` name in the tests' modules that holds either core, and
+  ``IMPLEMENTATION``, are that core for the test; ``SSE_SANSIO_NO_EXTENSIONS`` is set for
+  ``py`` (and cleared for ``c``), so that a subprocess the test starts chooses it too.
+- A file whose tests do not depend on the core runs once, on the process's choice: the
+  docs, the command line's wording and exits, the serializer, cassettes, replay stores,
+  stream health, the llm layers (they take items, whoever parsed them), the response
+  checks, typing, examples and live servers run in subprocesses, and the files that
+  already compare the two cores themselves (test_cores, test_contract, test_reentrancy,
+  test_comment_size, test_core_delegation) or test one pure module from the inside
+  (test_line_by_line, test_diagnostics).  tests/test_entry_points.py checks that every
+  test file is in one group or the other (RUN_ONCE below, or the fixture).
+- The parser configurations of tests/helpers.py (``config`` = the fast path off, tiny
+  windows) switch module globals of the pure core only: on ``c`` only ``all-on`` runs,
+  the others are deselected (they would run the same compiled code again).
+
+Without the extension built, the ``c`` cases are an error if
+``SSE_SANSIO_REQUIRE_EXTENSIONS=1`` is set (CI), and otherwise skipped, saying why.  With
+it built (the README and CI build it) nothing is skipped.  ``SSE_SANSIO_NO_EXTENSIONS=1``
+for the whole run is still honoured (the process chooses the pure core; ``c`` cases
+still run the compiled class, which the package would not choose).
+
+The hypothesis profiles: ``dev`` (the default) keeps a local run fast; ``ci`` tries many
+more examples.  Pick one with the ``HYPOTHESIS_PROFILE`` environment variable, e.g.
+``HYPOTHESIS_PROFILE=ci``.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
+from types import ModuleType
+from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from sse_sansio import _implementation
+from sse_sansio._connection import PyConnection
 
 # deadline=None: the machine running the suite is shared, and a slow example is not a
 # failure of the property under test.
@@ -20,3 +62,129 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+REQUIRED = os.environ.get("SSE_SANSIO_REQUIRE_EXTENSIONS", "") not in ("", "0")
+
+
+def _compiled_class() -> type[PyConnection] | None:
+    """The compiled Connection, or None where it was not built (an error if required)."""
+    try:
+        core = importlib.import_module("sse_sansio._core")
+    except ImportError:
+        if REQUIRED:
+            raise
+        return None
+    compiled: type[PyConnection] = core.Connection
+    return compiled
+
+
+COMPILED = _compiled_class()
+#: The core of each id, and the name its connections report as ``implementation``.
+CORES: dict[str, tuple[type[PyConnection] | None, str]] = {
+    "c": (COMPILED, "compiled"),
+    "py": (PyConnection, "python"),
+}
+
+#: The test files that run once, on the process's choice, and why (see the docstring).
+RUN_ONCE: dict[str, str] = {
+    "test_benchmarks": "the benchmark scripts, run on their own terms",
+    "test_cassettes": "cassettes record and replay bytes",
+    "test_cli": "the command line's wording and subprocess runs",
+    "test_cli_exits": "exit statuses and broken pipes",
+    "test_cli_huge_input": "the command line's wiring of two options",
+    "test_cli_timing": "the command line's clock",
+    "test_comment_size": "compares both cores itself",
+    "test_contract": "compares both cores itself",
+    "test_core_delegation": "the compiled core's delegation, against the pure one",
+    "test_cores": "compares both cores itself",
+    "test_diagnostics": "the pure classifiers, called directly",
+    "test_docs": "the documentation pages",
+    "test_docs_pointers": "the documentation's pointers",
+    "test_example_proxy": "an example run as a program",
+    "test_examples": "the examples, run in subprocesses",
+    "test_huge_input_examples": "two examples, run as programs",
+    "test_huge_memory": "memory of the opt-in modes, in subprocesses",
+    "test_integration": "a live server in a subprocess",
+    "test_line_by_line": "the pure line-by-line parser from the inside",
+    "test_llm": "the llm layer takes items",
+    "test_llm_ai_sdk_ui": "the llm layer takes items",
+    "test_llm_answer": "the llm layer takes items",
+    "test_llm_cli": "the command line's --llm wording",
+    "test_llm_cli_body": "the command line's non-stream bodies",
+    "test_llm_docs": "the llm documentation pages",
+    "test_llm_reframer": "the llm layer takes items",
+    "test_llm_robust": "the llm layer takes items",
+    "test_llm_rules": "the llm layer takes items",
+    "test_llm_usage": "the llm layer takes items",
+    "test_memory": "memory, in subprocesses",
+    "test_readme": "the README's commands",
+    "test_readme_client": "the README's client against a local server",
+    "test_reentrancy": "compares both cores itself",
+    "test_replay": "the replay window",
+    "test_replay_redis": "the Redis replay store",
+    "test_response": "the response checks",
+    "test_response_shapes": "the response checks",
+    "test_resumption_live": "a live server",
+    "test_serializer": "the serializer",
+    "test_stream_health": "the stream-health state machines",
+    "test_stream_health_examples": "the stream-health examples",
+    "test_stream_health_gateway": "the stream-health gateway example",
+    "test_stream_health_llm": "the stream-health llm layer",
+    "test_stream_health_proxy": "the stream-health proxy example",
+    "test_typing": "type checking",
+    "test_typing_options": "type checking",
+}
+
+
+def _core_param(name: str) -> Any:
+    if name == "c" and COMPILED is None:
+        reason = "the compiled core was not built (no C compiler at install)"
+        return pytest.param(name, id=name, marks=pytest.mark.skip(reason=reason))
+    return pytest.param(name, id=name)
+
+
+def _route(monkeypatch: pytest.MonkeyPatch, cls: type[PyConnection], name: str) -> None:
+    """Make ``cls`` the package's Connection (and ``name`` its IMPLEMENTATION) for a test."""
+    chosen = _implementation.Connection
+    cores = {PyConnection, COMPILED}
+    for module_name, module in list(sys.modules.items()):
+        package = module_name == "sse_sansio" or module_name.startswith("sse_sansio.")
+        tests = module_name.startswith("tests.")
+        if not isinstance(module, ModuleType) or not (package or tests):
+            continue
+        if module_name == "sse_sansio._connection":
+            continue  # its Connection is the pure class's old name, not a choice
+        names = vars(module)
+        held = names.get("Connection")
+        if held is not None and (held is chosen or (tests and held in cores)):
+            monkeypatch.setattr(module, "Connection", cls)
+        if package and names.get("IMPLEMENTATION") in ("compiled", "python"):
+            monkeypatch.setattr(module, "IMPLEMENTATION", name)
+    if name == "python":
+        monkeypatch.setenv(_implementation.NO_EXTENSIONS, "1")
+    else:
+        monkeypatch.delenv(_implementation.NO_EXTENSIONS, raising=False)
+
+
+@pytest.fixture(params=[_core_param(name) for name in CORES])
+def conn_cls(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The Connection class of this case's core (``c`` or ``py``), routed package-wide."""
+    cls, name = CORES[request.param]
+    assert cls is not None  # the c param is skipped where it was not built
+    _route(monkeypatch, cls, name)
+    return cls
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the pure core's parser configurations on the compiled core."""
+    kept, dropped = [], []
+    for item in items:
+        params = getattr(item, "callspec", None)
+        params = params.params if params is not None else {}
+        if params.get("conn_cls") == "c" and params.get("config", "all-on") != "all-on":
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

@@ -17,6 +17,8 @@ from sse_sansio import Event, RemoteProtocolError
 
 from .helpers import chunkings, feed
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 CASES: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "data" / "conformance_cases.json").read_text(encoding="utf-8")
 )

@@ -31,6 +31,8 @@ from sse_sansio import (
 
 from .helpers import chunkings, drain, feed, remote_error
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 END = EndOfStream()
 
 

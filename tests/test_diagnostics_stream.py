@@ -15,6 +15,8 @@ from sse_sansio import NEED_DATA, Diagnostic, EndOfStream, Event, LocalProtocolE
 from sse_sansio._connection import Connection
 from sse_sansio.testing import chunkings
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 
 def feed(chunks: list[bytes], **options: Any) -> list[tuple[str, int, int]]:
     """(kind or code, start, end) of every item, fed chunk by chunk."""

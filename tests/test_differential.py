@@ -31,6 +31,8 @@ from .helpers import CONFIGS, parser_config
 from .model import MComment, MEnd, MError, MEvent, MItem, ModelResult, interpret, utf8_decode
 from .strategies import BAD_UTF8, chunked, max_event_sizes, streams
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 
 def run_library(chunks: list[bytes], **options: Any) -> ModelResult:
     """Feed chunks (draining after each), then the end of stream; say what happened."""

@@ -20,6 +20,8 @@ from sse_sansio import (
 
 from .helpers import drain, feed
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 # ---------------------------------------------------------------- construction
 
 

@@ -26,6 +26,8 @@ from sse_sansio import (
     iter_events,
 )
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 STREAM = 'id: 1\r\ndata: 你好\r\n\r\n: ping\r\nevent: end\r\ndata: {"n": 2}\r\n\r\n'.encode()
 ITEMS = [
     Event(data="你好", id="1"),

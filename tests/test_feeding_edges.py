@@ -15,6 +15,8 @@ import pytest
 
 from sse_sansio import Event, ReconnectPlanner, aiter_events, iter_events
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 # The server sends the first event, then holds the rest until the test has seen that
 # event (or GATE seconds, so that a client that waits for 64 KiB still ends).
 GATE = 5.0

@@ -12,6 +12,8 @@ import pytest
 
 from sse_sansio import Comment, Connection, Diagnostic, EndOfStream, Event, iter_events
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 
 def test_a_diagnostic_decided_at_the_end_is_yielded() -> None:
     stream = [b"<html>"]  # a cut line: the classifier decides at the end

@@ -25,6 +25,8 @@ from sse_sansio import (
 )
 from sse_sansio.testing import assert_chunking_invariant
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 
 def refused(data: bytes, **options: Any) -> tuple[list[ReceivedItem], RemoteProtocolError]:
     """The items and the error, identical under every chunking (or AssertionError)."""

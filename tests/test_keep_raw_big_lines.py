@@ -30,6 +30,8 @@ from .helpers import parser_config
 from .model import interpret
 from .test_differential import run_library
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 SPILL = 256 * 1024  # written out: the tests must not borrow the code's constant
 WINDOW = 64 * 1024  # the strict check of a deferred value goes a window at a time
 BIG = 2 * SPILL + 1234

@@ -7,6 +7,8 @@ import pytest
 
 from sse_sansio import NEED_DATA, Connection, Diagnostic, EndOfStream
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 STREAMS = [
     b"HTTP/1.1 200 OK\r\nfoo: 1\r\n\r\ndata: a\r\n\r\n",
     b"foo: 1\nretry: x\nid: 1\n\ndata: b\n\n: c\n",

@@ -23,6 +23,8 @@ from sse_sansio import (
 
 from .helpers import chunkings, feed
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 BOM = b"\xef\xbb\xbf"
 # The parser splits chunks in windows of 64 KiB; the tests that straddle window
 # boundaries only need to know the size, not how the cut is made.

@@ -273,6 +273,11 @@ def test_fragments_of_other_shapes_are_ignored() -> None:
         {"type": "response.function_call_arguments.delta", "output_index": 9, "delta": "x"}
     )
     assert answer_of("openai-responses", unknown).tool_calls == ()
+    # An Anthropic block whose index is no number belongs to no block: its text is dropped.
+    delta = {"type": "text_delta", "text": "A"}
+    for index, text in ((0, "A"), ("0", "")):
+        block = s.named({"type": "content_block_delta", "index": index, "delta": delta})
+        assert answer_of("anthropic", block).text == text
 
 
 def test_arguments_too_deep_to_encode_are_empty() -> None:

@@ -30,6 +30,8 @@ from sse_sansio.testing import chunkings
 from .model import MComment, MEnd, MError, MEvent, ModelResult, MSkipped, interpret
 from .strategies import chunked, streams
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 _BUDGET = settings().max_examples
 
 

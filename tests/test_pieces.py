@@ -28,6 +28,8 @@ from sse_sansio.testing import chunkings
 
 from .strategies import chunked, streams
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 _BUDGET = settings().max_examples
 
 

@@ -18,6 +18,8 @@ from sse_sansio import (
     TruncatedStreamError,
 )
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 
 def reconnect(decision: Reconnect | Stop) -> Reconnect:
     assert isinstance(decision, Reconnect), decision

@@ -15,6 +15,7 @@ import itertools
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -28,6 +29,8 @@ from sse_sansio import (
     RemoteProtocolError,
     serialize,
 )
+
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
 
 # Fragments that make interesting streams much more likely than uniform bytes: field
 # names, colons, spaces, every line end, a BOM, NUL, multi-byte characters, and invalid

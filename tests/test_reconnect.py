@@ -34,6 +34,8 @@ from sse_sansio import (
     check_response,
 )
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 SSE = {"Content-Type": "text/event-stream"}
 CUT = TruncatedStreamError(EndOfStream(partial_line=3, partial_event=True), offset=10)
 TOO_BIG = RemoteProtocolError("event exceeds max_event_size=8 bytes at byte offset 9", offset=9)

@@ -22,6 +22,8 @@ from sse_sansio import (
 
 from .helpers import chunkings, feed
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 
 def forward(chunks: list[bytes]) -> bytes:
     """What a verbatim proxy sends: every item's raw, and take_raw() at each NEED_DATA."""

@@ -31,6 +31,8 @@ from sse_sansio import (
 
 from .helpers import chunkings, feed, remote_error
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 ROOT = Path(__file__).resolve().parents[1]
 END = EndOfStream()
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from sse_sansio import Comment, EndOfStream, Event, ReceivedItem
 
 from .helpers import chunkings, feed
+
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
 
 
 def check_example(

@@ -24,6 +24,8 @@ from sse_sansio import (
 )
 from sse_sansio.testing import Outcome, assert_chunking_invariant, chunkings, parse
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 STREAM = b"data: a\r\n\r\n: ping\nid: 7\nretry: 30\ndata: b\ndata: c\r\rdata: tail"
 
 

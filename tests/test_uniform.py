@@ -27,6 +27,8 @@ from .model import MComment, MEvent, interpret
 from .strategies import BAD_UTF8, LINE_ENDS, chunked, values
 from .test_differential import check
 
+pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py
+
 # Block shapes as their line prefixes: the ones the fast path reads, and near misses
 # that it must hand back to the line loop.
 SHAPES = (
