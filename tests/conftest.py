@@ -20,7 +20,7 @@ aiohttp test their twins.  The rule, decided per file:
   stream health, the llm layers (they take items, whoever parsed them), the response
   checks, typing, examples and live servers run in subprocesses, and the files that
   already compare the two cores themselves (test_cores, test_contract, test_reentrancy,
-  test_comment_size, test_core_delegation) or test one pure module from the inside
+  test_comment_size, test_core_modes, test_core_limits) or test one pure module from the inside
   (test_line_by_line, test_diagnostics).  tests/test_entry_points.py checks that every
   test file is in one group or the other (RUN_ONCE below, or the fixture).
 - The parser configurations of tests/helpers.py (``config`` = the fast path off, tiny
@@ -95,7 +95,9 @@ RUN_ONCE: dict[str, str] = {
     "test_cli_timing": "the command line's clock",
     "test_comment_size": "compares both cores itself",
     "test_contract": "compares both cores itself",
-    "test_core_delegation": "the compiled core's delegation, against the pure one",
+    "test_core_limits": "compares both cores itself (their buffers and limits)",
+    "test_core_modes": "compares both cores itself (the opt-in modes' corners)",
+    "test_core_module": "the compiled module object itself",
     "test_cores": "compares both cores itself",
     "test_diagnostics": "the pure classifiers, called directly",
     "test_docs": "the documentation pages",
