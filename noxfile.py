@@ -31,6 +31,15 @@ COPY_IGNORE = shutil.ignore_patterns(
 # Pinned so that a new release's rules or formatting cannot turn CI red on its own.
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
+# The C sources' layout is .clang-format's (PEP 7); the wheel from PyPI needs no compiler.
+CLANG_FORMAT = "clang-format==19.1.7"
+C_SOURCES = (
+    "sse_sansio/_core.c",
+    "sse_sansio/_core_buffer.h",
+    "sse_sansio/_core_utf8.h",
+    "sse_sansio/_core_modes.h",
+    "tests/fuzz/core_fuzzer.c",
+)
 
 
 def _interpreter(*versions: str) -> str | None:
@@ -87,10 +96,11 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=ANY_PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff check and ruff format --check."""
-    session.install(RUFF)
+    """ruff check and ruff format --check; clang-format --dry-run for the C sources."""
+    session.install(RUFF, CLANG_FORMAT)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("clang-format", "--dry-run", "--Werror", *C_SOURCES)
 
 
 @nox.session(python=ANY_PYTHON)

@@ -89,7 +89,9 @@ class OptionalBuildExt(build_ext):
 def _extensions() -> list[Extension]:
     if _flag("SSE_SANSIO_NO_EXTENSIONS") or platform.python_implementation() != "CPython":
         return []
-    return [Extension("sse_sansio._core", ["sse_sansio/_core.c"])]
+    headers = ["_core_buffer.h", "_core_utf8.h", "_core_modes.h"]
+    depends = [f"sse_sansio/{name}" for name in headers]
+    return [Extension("sse_sansio._core", ["sse_sansio/_core.c"], depends=depends)]
 
 
 def _commands() -> dict[str, Any]:

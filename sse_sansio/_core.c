@@ -25,8 +25,14 @@
  * Line ends are found with memchr(), and the position of the next CR and the next LF in
  * the chunk are remembered, so that each byte is searched at most once for each.
  *
+ * The files, one translation unit (so the compiler inlines across them, as the hot
+ * path needs): this one (the connection, its failure and items, the default walker,
+ * the methods, the module), _core_buffer.h (byte buffers), _core_utf8.h (UTF-8
+ * validation) and _core_modes.h (the opt-in modes).  Layout: .clang-format (PEP 7),
+ * checked by `nox -s lint`.
+ *
  * The opt-in modes (on_oversize="skip", piece_size, diagnostics=True) run in a second
- * walker, parse_modes() ("the opt-in modes" below), which follows _line_by_line.py step
+ * walker, parse_modes() (_core_modes.h), which follows _line_by_line.py step
  * for step: the line goes through grow() a window (_lines.WINDOW, read when the
  * connection is made) at a time, then complete(); the size limit counts from `mark`,
  * which moves past each DataPiece; a skipped block keeps only its event, id and retry
@@ -78,18 +84,9 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-
-/* A buffer emptied between lines or events keeps up to BUSY_CAPACITY (a busy stream
- * reuses it: freeing it at every event and growing it again was 8% of the work at
- * 64-byte chunks), and grows by doubling, so that it never holds more than that or
- * twice what it holds.  A keep_raw connection, whose raw buffer is compacted rather
- * than emptied, trims its buffers to IDLE_CAPACITY (or twice what they hold) when it
- * waits for data (buf_idle()). */
-#define IDLE_CAPACITY 256
-#define BUSY_CAPACITY 512
-#define GROW_GENTLY (1 << 20)
 
 /* The default path's per-line helpers, which the opt-in modes call too: inlined into
  * the default walker all the same (as when it was their only caller: 3.5% fewer
@@ -131,171 +128,10 @@ typedef struct {
 
 static const unsigned char BOM[3] = {0xEF, 0xBB, 0xBF};
 
-/* ------------------------------------------------------------------ byte buffers */
+/* ------------------------------------------------------------------ byte buffers, UTF-8 */
 
-typedef struct {
-    char *p;
-    Py_ssize_t len, cap;
-} Buf;
-
-static int
-buf_reserve(Buf *b, Py_ssize_t extra)
-{
-    if (b->len + extra <= b->cap) {
-        return 0;
-    }
-    if (extra > PY_SSIZE_T_MAX - b->len) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    Py_ssize_t need = b->len + extra;
-    Py_ssize_t cap = b->cap < 64 ? 64 : b->cap;
-    while (cap < need && cap < GROW_GENTLY) {
-        cap *= 2;
-    }
-    if (cap < need) {
-        /* Past GROW_GENTLY, an eighth more than needed: still amortized linear, and a
-         * big line or event holds at most 1.125 times its size, not twice. */
-        cap = need > PY_SSIZE_T_MAX - need / 8 ? need : need + need / 8;
-    }
-    char *p = PyMem_Realloc(b->p, (size_t)cap);
-    if (p == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static int
-buf_append(Buf *b, const char *s, Py_ssize_t n)
-{
-    if (n == 0) {
-        return 0;
-    }
-    if (buf_reserve(b, n) < 0) {
-        return -1;
-    }
-    memcpy(b->p + b->len, s, (size_t)n);
-    b->len += n;
-    return 0;
-}
-
-static void
-buf_free(Buf *b)
-{
-    PyMem_Free(b->p);
-    b->p = NULL;
-    b->len = b->cap = 0;
-}
-
-/* Empty the buffer; give its memory back if it had grown past BUSY_CAPACITY (a line
- * or an event much bigger than a busy stream's usual ones). */
-static void
-buf_clear(Buf *b)
-{
-    b->len = 0;
-    if (b->cap > BUSY_CAPACITY) {
-        buf_free(b);
-    }
-}
-
-/* A keep_raw connection waits for data: keep at most IDLE_CAPACITY of an empty buffer,
- * and of one that holds b->p[from:len], at most IDLE_CAPACITY or twice what it holds.
- * Returns where what it holds starts now. */
-static Py_ssize_t
-buf_idle(Buf *b, Py_ssize_t from)
-{
-    Py_ssize_t live = b->len - from;
-    if (live == 0) {
-        b->len = 0;
-        if (b->cap > IDLE_CAPACITY) {
-            buf_free(b);
-        }
-        return 0;
-    }
-    if (b->cap <= IDLE_CAPACITY || b->cap <= 2 * live) {
-        return from;
-    }
-    memmove(b->p, b->p + from, (size_t)live);
-    b->len = live;
-    Py_ssize_t cap = live < IDLE_CAPACITY ? IDLE_CAPACITY : live;
-    char *p = PyMem_Realloc(b->p, (size_t)cap);
-    if (p != NULL) { /* else the bigger block stays: still correct */
-        b->p = p;
-        b->cap = cap;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------------------ UTF-8 */
-
-/* Where the first invalid UTF-8 sequence of s[0:n] starts, or -1 if there is none.
- * The rules are those of CPython's strict decoder (Unicode Table 3-7: no overlong
- * forms, no surrogates, nothing past U+10FFFF; a sequence cut by the end is invalid). */
-static Py_ssize_t
-utf8_invalid_at(const unsigned char *s, Py_ssize_t n)
-{
-    Py_ssize_t i = 0;
-    while (i < n) {
-        if (n - i >= 8) {
-            uint64_t word;
-            memcpy(&word, s + i, 8);
-            if ((word & UINT64_C(0x8080808080808080)) == 0) {
-                i += 8;
-                continue;
-            }
-        }
-        unsigned char c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        unsigned char lo = 0x80, hi = 0xBF;
-        Py_ssize_t extra;
-        if (c < 0xC2) {
-            return i;
-        }
-        else if (c < 0xE0) {
-            extra = 1;
-        }
-        else if (c < 0xF0) {
-            extra = 2;
-            if (c == 0xE0) {
-                lo = 0xA0;
-            }
-            else if (c == 0xED) {
-                hi = 0x9F;
-            }
-        }
-        else if (c < 0xF5) {
-            extra = 3;
-            if (c == 0xF0) {
-                lo = 0x90;
-            }
-            else if (c == 0xF4) {
-                hi = 0x8F;
-            }
-        }
-        else {
-            return i;
-        }
-        if (n - i <= extra) {
-            return i;
-        }
-        if (s[i + 1] < lo || s[i + 1] > hi) {
-            return i;
-        }
-        for (Py_ssize_t k = 2; k <= extra; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) {
-                return i;
-            }
-        }
-        i += extra + 1;
-    }
-    return -1;
-}
+#include "_core_buffer.h"
+#include "_core_utf8.h"
 
 /* ------------------------------------------------------------------ the connection */
 
@@ -316,8 +152,8 @@ typedef struct {
     int busy;     /* next_event() is running: a nested call is refused (see the header) */
     int has_data; /* the data buffer's state (see `data` below) */
     /* The opt-in modes (see "the opt-in modes" below; all 0 without them): */
-    int modes;                  /* any of them: next_event() runs parse_modes() */
-    int stage;                  /* 0: the BOM look-ahead, 1: the sniff, 2: lines */
+    int modes;                   /* any of them: next_event() runs parse_modes() */
+    int stage;                   /* 0: the BOM look-ahead, 1: the sniff, 2: lines */
     char skip_mode, diagnostics; /* on_oversize="skip"; diagnostics=True */
     char dropped, streamed;      /* that line is dropped whole / streamed in pieces */
     char skipping, pieced;       /* the block is skipped / has handed out a DataPiece */
@@ -355,13 +191,13 @@ typedef struct {
     Buf raw;
     Py_ssize_t raw_start, raw_from, safe_end;
     /* The opt-in modes' sizes and offsets. */
-    Py_ssize_t piece_size;      /* 0: none */
-    Py_ssize_t window;          /* _lines.WINDOW when the connection was made */
-    Py_ssize_t length;          /* bytes of the line being assembled */
-    Py_ssize_t covered;         /* where the bytes the pieces handed out end */
-    Py_ssize_t data_bytes;      /* bytes of data not handed out yet, LFs included */
-    Py_ssize_t checked;         /* strict, streamed line: data[:checked] is complete UTF-8 */
-    PyObject *pending;          /* an item to return before parsing on */
+    Py_ssize_t piece_size; /* 0: none */
+    Py_ssize_t window;     /* _lines.WINDOW when the connection was made */
+    Py_ssize_t length;     /* bytes of the line being assembled */
+    Py_ssize_t covered;    /* where the bytes the pieces handed out end */
+    Py_ssize_t data_bytes; /* bytes of data not handed out yet, LFs included */
+    Py_ssize_t checked;    /* strict, streamed line: data[:checked] is complete UTF-8 */
+    PyObject *pending;     /* an item to return before parsing on */
 } Conn;
 
 static Py_ssize_t
@@ -475,8 +311,6 @@ type_name(PyObject *obj)
     return PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__name__");
 }
 
-
-
 /* A call made while next_event() runs on this connection.  Returns -1. */
 static int
 refuse_nested(Conn *c, const char *method)
@@ -526,9 +360,9 @@ set_modes(Conn *c, PyObject *on_oversize, PyObject *piece_size, PyObject *diagno
 static int
 conn_init(Conn *c, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"errors",   "last_event_id", "max_event_size", "keep_raw",
-                             "on_oversize", "piece_size", "diagnostics",    "count_comments",
-                             NULL};
+    static char *kwlist[] = {"errors",      "last_event_id",  "max_event_size",
+                             "keep_raw",    "on_oversize",    "piece_size",
+                             "diagnostics", "count_comments", NULL};
     PyObject *errors = NULL, *last_event_id = c->st->str_empty, *max_event_size = NULL;
     PyObject *on_oversize = NULL, *piece_size = NULL, *diagnostics = NULL;
     int keep_raw = 0, count_comments = 0;
@@ -543,14 +377,15 @@ conn_init(Conn *c, PyObject *args, PyObject *kwds)
     int opted = on_oversize != NULL || piece_size != NULL || diagnostics != NULL;
     if (errors == NULL && last_event_id == c->st->str_empty && max_event_size == NULL && !opted &&
         !count_comments) {
-        conn_setup(c, 1, c->st->default_limit, keep_raw, c->st->str_empty); /* Connection(): no checks */
+        conn_setup(c, 1, c->st->default_limit, keep_raw,
+                   c->st->str_empty); /* Connection(): no checks */
         return 0;
     }
     /* The checks and their messages are _contract.check_options(), the pure core's. */
     PyObject *checked = PyObject_CallFunctionObjArgs(
         c->st->check_options, errors ? errors : c->st->str_strict, last_event_id,
-        max_event_size ? max_event_size : c->st->default_limit_obj, on_oversize ? on_oversize : c->st->str_error,
-        piece_size ? piece_size : Py_None, NULL);
+        max_event_size ? max_event_size : c->st->default_limit_obj,
+        on_oversize ? on_oversize : c->st->str_error, piece_size ? piece_size : Py_None, NULL);
     if (checked == NULL) {
         return -1;
     }
@@ -571,10 +406,11 @@ conn_init(Conn *c, PyObject *args, PyObject *kwds)
         return -1;
     }
     /* A limit beyond any offset a stream can reach is no limit. */
-    Py_ssize_t limit = (overflow > 0 || value > (long long)PY_SSIZE_T_MAX) ? PY_SSIZE_T_MAX
-                                                                         : (Py_ssize_t)value;
+    Py_ssize_t limit =
+        (overflow > 0 || value > (long long)PY_SSIZE_T_MAX) ? PY_SSIZE_T_MAX : (Py_ssize_t)value;
     if (count_comments) {
-        PyObject *ok = PyObject_CallOneArg(c->st->check_count_comments, keep_raw ? Py_True : Py_False);
+        PyObject *ok =
+            PyObject_CallOneArg(c->st->check_count_comments, keep_raw ? Py_True : Py_False);
         if (ok == NULL) {
             return -1;
         }
@@ -849,7 +685,8 @@ dispatch(Conn *c, Py_ssize_t end, PyObject **out)
             c->event_data = NULL;
         }
         if (set_slot(item, 1, data) < 0 ||
-            set_slot(item, 0, Py_NewRef(c->event_type ? c->event_type : c->st->str_message)) < 0 || set_slot(item, 2, Py_NewRef(c->id_buffer)) < 0 ||
+            set_slot(item, 0, Py_NewRef(c->event_type ? c->event_type : c->st->str_message)) < 0 ||
+            set_slot(item, 2, Py_NewRef(c->id_buffer)) < 0 ||
             set_slot(item, 3, Py_NewRef(c->block_retry ? c->block_retry : Py_None)) < 0 ||
             set_slot(item, 4, ssize(c->event_start)) < 0 || set_slot(item, 5, ssize(end)) < 0 ||
             set_slot(item, 6, c->keep_raw ? hand_out(c, end) : Py_NewRef(Py_None)) < 0) {
@@ -937,8 +774,8 @@ append_data(Conn *c, const char *v, Py_ssize_t n, Py_ssize_t at)
     }
     c->data.p[c->data.len] = '\n';
     int ascii = 1;
-    Py_ssize_t bad = copy_checked(c->data.p + c->data.len + 1, (const unsigned char *)v, n,
-                                  c->strict, &ascii);
+    Py_ssize_t bad =
+        copy_checked(c->data.p + c->data.len + 1, (const unsigned char *)v, n, c->strict, &ascii);
     if (bad >= 0) {
         fail_utf8(c, "invalid UTF-8", v + bad, n - bad, at + bad);
         return -1;
@@ -1397,891 +1234,7 @@ parse(Conn *c)
 
 /* ------------------------------------------------------------------ the opt-in modes */
 
-/* A connection made with on_oversize="skip", piece_size or diagnostics=True parses here,
- * one line at a time, the way _line_by_line.py does (its header gives the rules); the
- * helpers above do the work they share with the default path: process_line() for a
- * complete field or comment line of a block that is buffered, dispatch() for a block
- * that ends in an Event or in nothing.  The state is the pure core's, named alike:
- * `off` is its `start` (where the line being assembled starts), `length` its bytes so
- * far, and `deadline` is `mark + limit`, where `mark` is the block's first byte and,
- * after a DataPiece, the end of the bytes the piece covers.  The line goes through
- * grow() a window (`window` bytes) at a time, then complete(), as there: a piece, a
- * dropped line and the size limit happen at the same window edges.  A complete line that
- * fits in one window of its chunk is read where it lies; a longer or cut one is copied
- * into `partial`, unless it is dropped or streamed.  The data buffer is `event_data` or
- * the bytes in `data` (has_data 1 or 2, as on the default path); a streamed value's
- * bytes go into `data` as they come, and a piece decodes them up to the last complete
- * UTF-8 sequence (PyUnicode_DecodeUTF8Stateful(), the incremental decoder's rule). */
-
-static PyObject *
-slot_raw_empty(Conn *c)
-{
-    return Py_NewRef(c->keep_raw ? c->st->bytes_empty : Py_None);
-}
-
-static void
-set_mark(Conn *c, Py_ssize_t at)
-{
-    c->deadline = add_limit(at, c->limit);
-}
-
-/* keep_raw, skipped block: forget its received bytes from safe_end to stream offset
- * `upto` (those before safe_end still wait for take_raw()), moving whichever side of
- * the cut is shorter. */
-static void
-drop_raw(Conn *c, Py_ssize_t upto)
-{
-    if (!c->keep_raw || upto <= c->safe_end) {
-        return;
-    }
-    Py_ssize_t keep = c->safe_end - c->raw_from, cut = upto - c->safe_end;
-    Py_ssize_t at = c->raw_start + keep, tail = c->raw.len - at - cut;
-    if (keep <= tail) {
-        if (keep) {
-            memmove(c->raw.p + c->raw_start + cut, c->raw.p + c->raw_start, (size_t)keep);
-        }
-        c->raw_start += cut;
-    }
-    else {
-        memmove(c->raw.p + at, c->raw.p + at + cut, (size_t)tail);
-        c->raw.len -= cut;
-    }
-    c->raw_from += cut;
-    c->safe_end = upto;
-    if (c->raw_start == c->raw.len) {
-        c->raw_start = 0;
-        buf_clear(&c->raw);
-    }
-}
-
-/* The data buffer as bytes in `data` (has_data 2), for a value added piecemeal. */
-static int
-data_to_bytes(Conn *c)
-{
-    if (c->has_data == 1) {
-        Py_ssize_t len;
-        const char *first = PyUnicode_AsUTF8AndSize(c->event_data, &len);
-        if (first == NULL || buf_append(&c->data, first, len) < 0) {
-            return -1;
-        }
-        Py_CLEAR(c->event_data);
-    }
-    c->has_data = 2;
-    return 0;
-}
-
-/* The data not handed out yet, as text; while a value is streamed, a UTF-8 sequence it
- * has not finished stays for the next piece. */
-static PyObject *
-take_text(Conn *c)
-{
-    c->data_bytes = 0;
-    if (c->has_data == 1) {
-        PyObject *text = c->event_data;
-        c->event_data = NULL;
-        c->has_data = 2;
-        return text;
-    }
-    Py_ssize_t used = c->data.len;
-    PyObject *text = PyUnicode_DecodeUTF8Stateful(c->data.p, c->data.len,
-                                                  c->strict ? NULL : "replace",
-                                                  c->streamed ? &used : NULL);
-    if (text != NULL) {
-        if (used < c->data.len) {
-            memmove(c->data.p, c->data.p + used, (size_t)(c->data.len - used));
-        }
-        c->data.len -= used;
-        c->checked = 0;
-    }
-    return text;
-}
-
-/* piece_size: hand out the data waiting, up to stream offset `end`, as a DataPiece. */
-static int
-piece(Conn *c, Py_ssize_t end, PyObject **out)
-{
-    PyObject *item = new_item(c->st->DataPieceType, 4);
-    if (item == NULL) {
-        return -1;
-    }
-    Py_ssize_t start = c->pieced ? c->covered : c->event_start;
-    if (set_slot(item, 3, c->keep_raw ? hand_out(c, end) : Py_NewRef(Py_None)) < 0 ||
-        set_slot(item, 1, ssize(start)) < 0 || set_slot(item, 2, ssize(end)) < 0) {
-        Py_DECREF(item);
-        return -1;
-    }
-    c->pieced = 1;
-    c->covered = end;
-    set_mark(c, end); /* the limit bounds what the connection holds */
-    if (set_slot(item, 0, take_text(c)) < 0) {
-        Py_DECREF(item);
-        return -1;
-    }
-    *out = item;
-    return 1;
-}
-
-/* 1 if p[0:k] (k >= 1) is the start of a UTF-8 sequence that more bytes may finish, as
- * CPython's incremental decoder judges it (it waits after ED A0..BF too, a surrogate's
- * start, which only its third byte refuses). */
-static int
-utf8_unfinished(const unsigned char *p, Py_ssize_t k)
-{
-    unsigned char c = p[0], lo = 0x80, hi = 0xBF;
-    Py_ssize_t extra = c < 0xC2 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : c < 0xF5 ? 3 : 0;
-    if (k > extra) {
-        return 0;
-    }
-    lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : lo;
-    hi = c == 0xF4 ? 0x8F : hi;
-    if (k > 1 && (p[1] < lo || p[1] > hi)) {
-        return 0;
-    }
-    return k < 3 || (p[2] & 0xC0) == 0x80;
-}
-
-/* Strict mode, streamed value: the bytes data[checked:] (ending at stream offset `end`)
- * as the incremental decoder takes them: an unfinished sequence at the end waits. */
-static int
-check_streamed(Conn *c, Py_ssize_t end)
-{
-    const unsigned char *s = (const unsigned char *)c->data.p + c->checked;
-    Py_ssize_t m = c->data.len - c->checked, bad = utf8_invalid_at(s, m);
-    if (bad < 0 || utf8_unfinished(s + bad, m - bad)) {
-        c->checked += bad < 0 ? m : bad;
-        return 0;
-    }
-    fail_utf8(c, "invalid UTF-8", (const char *)s + bad, m - bad, end - (m - bad));
-    return -1;
-}
-
-/* More of a streamed data value: `part` (k bytes) ends at stream offset `end`. */
-static int
-stream(Conn *c, const char *part, Py_ssize_t k, Py_ssize_t end, PyObject **out)
-{
-    c->data_bytes += k;
-    if (buf_append(&c->data, part, k) < 0 || (c->strict && check_streamed(c, end) < 0)) {
-        return -1;
-    }
-    return c->data_bytes > c->piece_size ? piece(c, end, out) : 0;
-}
-
-/* piece_size: the data line line[0:n] (n > 5), still arriving, is streamed from now on
- * once its value makes the data waiting more than piece_size bytes. */
-static int
-start_streaming(Conn *c, const char *line, Py_ssize_t n, PyObject **out)
-{
-    Py_ssize_t skip = line[5] == ' ' ? 6 : 5;
-    if (c->data_bytes + n - skip + (c->has_data ? 1 : 0) <= c->piece_size) {
-        return 0;
-    }
-    if (c->event_start < 0) {
-        c->event_start = c->off;
-    }
-    c->streamed = 1;
-    int had = c->has_data;
-    if (data_to_bytes(c) < 0 || (had && buf_append(&c->data, "\n", 1) < 0)) {
-        return -1;
-    }
-    c->data_bytes += had ? 1 : 0; /* the LF between this line and the last */
-    c->checked = c->data.len;
-    int got = stream(c, line + skip, n - skip, c->off + n, out);
-    c->partial.len = 0; /* (line may be partial's bytes: used up now) */
-    return got;
-}
-
-static void
-begin_skip(Conn *c)
-{
-    /* on_oversize="skip": the block passed the limit; buffer nothing more of it.  (Never
-     * while a line is streamed: less than piece_size bytes wait since the last piece.) */
-    c->skipping = 1;
-    Py_CLEAR(c->event_data);
-    c->data.len = 0;
-    c->has_data = 0;
-    c->data_bytes = 0;
-}
-
-/* The size limit on the line still arriving, as it grows (_line_by_line's check_size). */
-static int
-check_size(Conn *c)
-{
-    if (c->skipping) {
-        if (!c->dropped) {
-            if (c->length > c->limit) {
-                /* Spec-literal would be to keep it; memory bounded beats an unbounded id. */
-                c->dropped = 1;
-                buf_clear(&c->partial);
-            }
-            drop_raw(c, c->off + c->length);
-        }
-        return 0;
-    }
-    if (c->length > c->deadline - c->off) {
-        if (!c->skip_mode) {
-            fail_size(c);
-            return -1;
-        }
-        begin_skip(c);
-        return check_size(c);
-    }
-    return 0;
-}
-
-/* The bytes part[0:k] continue the line being assembled; `whole`: they are all of it,
- * in the chunk (then *line points at them, not copied), else *line is `partial`. */
-static int
-grow(Conn *c, const char *part, Py_ssize_t k, int whole, const char **line, PyObject **out)
-{
-    int got = 0;
-    c->length += k;
-    if (c->dropped) {
-        drop_raw(c, c->off + c->length);
-    }
-    else if (c->streamed) {
-        got = stream(c, part, k, c->off + c->length, out);
-    }
-    else {
-        if (!whole && buf_append(&c->partial, part, k) < 0) {
-            return -1;
-        }
-        *line = whole ? part : c->partial.p;
-        Py_ssize_t n = whole ? k : c->partial.len;
-        if (c->piece_size && !c->skipping && n > 5 && memcmp(*line, "data:", 5) == 0) {
-            got = start_streaming(c, *line, n, out);
-        }
-    }
-    if (got < 0 || check_size(c) < 0) {
-        if (got > 0) {
-            Py_CLEAR(*out);
-        }
-        return -1;
-    }
-    return got;
-}
-
-/* A Diagnostic item: keep_raw gives b"", its bytes go out with the next item. */
-static int
-diagnostic(Conn *c, PyObject *seen, Py_ssize_t start, Py_ssize_t end, PyObject **out)
-{
-    if (seen == NULL) {
-        return -1;
-    }
-    if (seen == Py_None) {
-        Py_DECREF(seen);
-        return 0;
-    }
-    PyObject *item = NULL;
-    if (PyTuple_Check(seen) && PyTuple_GET_SIZE(seen) == 2) {
-        item = new_item(c->st->DiagnosticType, 5);
-    }
-    else {
-        PyErr_SetString(PyExc_SystemError, "sse_sansio: a classifier gave no (code, message)");
-    }
-    if (item != NULL) {
-        PyTuple_SET_ITEM(item, 0, Py_NewRef(PyTuple_GET_ITEM(seen, 0)));
-        PyTuple_SET_ITEM(item, 1, Py_NewRef(PyTuple_GET_ITEM(seen, 1)));
-        if (set_slot(item, 2, ssize(start)) < 0 || set_slot(item, 3, ssize(end)) < 0 ||
-            set_slot(item, 4, slot_raw_empty(c)) < 0) {
-            Py_CLEAR(item);
-        }
-    }
-    Py_DECREF(seen);
-    *out = item;
-    return item ? 1 : -1;
-}
-
-static int
-all_digits(const char *v, Py_ssize_t n)
-{
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (v[i] < '0' || v[i] > '9') {
-            return 0;
-        }
-    }
-    return n > 0;
-}
-
-/* The field name of p[0:n] (a line that is not a comment) and its value. */
-typedef struct {
-    Py_ssize_t name, vlen;
-    const char *v;
-} Field;
-
-static Field
-split_field(const char *p, Py_ssize_t n)
-{
-    const char *colon = memchr(p, ':', (size_t)n);
-    Field f = {n, 0, p + n};
-    if (colon != NULL) {
-        f.name = colon - p;
-        f.v = colon + 1;
-        f.vlen = n - f.name - 1;
-        if (f.vlen && f.v[0] == ' ') {
-            f.v++;
-            f.vlen--;
-        }
-    }
-    return f;
-}
-
-static int
-is_name(const char *p, Field f, const char *name, Py_ssize_t len)
-{
-    return f.name == len && memcmp(p, name, (size_t)len) == 0;
-}
-
-/* Diagnostics: whether the spec ignores the field line p[0:n] (not data, not event),
- * noting an id or retry that took effect for discarded_block(). */
-static int
-ignored_field(Conn *c, const char *p, Field f)
-{
-    if (is_name(p, f, "id", 2)) {
-        int nul = memchr(f.v, 0, (size_t)f.vlen) != NULL;
-        c->id_seen |= !nul;
-        return nul;
-    }
-    if (is_name(p, f, "retry", 5)) {
-        int valid = all_digits(f.v, f.vlen);
-        c->retry_seen |= valid;
-        return !valid;
-    }
-    return !is_name(p, f, "event", 5);
-}
-
-/* Diagnostics: field_diagnostic() words what the spec ignores in p[0:n]. */
-static int
-field_diagnostic_item(Conn *c, const char *p, Field f, Py_ssize_t start, Py_ssize_t end,
-                      PyObject **out)
-{
-    PyObject *name = decode(c, p, f.name);
-    PyObject *value = name ? decode(c, f.v, f.vlen) : NULL;
-    PyObject *seen = value ? PyObject_CallFunctionObjArgs(c->st->field_diagnostic, name, value, NULL)
-                           : NULL;
-    Py_XDECREF(name);
-    Py_XDECREF(value);
-    return diagnostic(c, seen, start, end, out);
-}
-
-/* A complete line p[0:n] (n > 0, ended by tlen bytes) of a block that is buffered:
- * process_line() interprets it (a comment moves `deadline`); then a DataPiece if the
- * data waiting passed piece_size, or a Diagnostic for a field the spec ignores. */
-static int
-field_line(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t tlen, PyObject **out)
-{
-    Py_ssize_t start = c->off, end = start + n + tlen;
-    Field f = {0, 0, NULL};
-    int is_data = 0, had = 0, ignored = 0;
-    if ((c->piece_size || c->diagnostics) && p[0] != ':') {
-        f = split_field(p, n);
-        is_data = is_name(p, f, "data", 4);
-        had = c->has_data != 0;
-        ignored = !is_data && c->diagnostics && ignored_field(c, p, f);
-    }
-    int got = process_line(c, p, n, tlen, out);
-    if (got < 0) {
-        return -1;
-    }
-    if (is_data && c->piece_size) {
-        c->data_bytes += f.vlen + had;
-        return c->data_bytes > c->piece_size ? piece(c, end, out) : 0;
-    }
-    return ignored ? field_diagnostic_item(c, p, f, start, end, out) : got;
-}
-
-/* A complete line p[0:n] of a skipped block: only event, id and retry still count. */
-static int
-skipped_line(Conn *c, const char *p, Py_ssize_t n)
-{
-    Field f = split_field(p, n);
-    int is_event = is_name(p, f, "event", 5), is_id = is_name(p, f, "id", 2);
-    int is_retry = is_name(p, f, "retry", 5);
-    if (!(is_event || is_id || is_retry)) {
-        return 0;
-    }
-    if (c->strict && check_line(c, p, n, c->off) < 0) {
-        return -1;
-    }
-    if (is_event) {
-        PyObject *type = f.vlen ? cached_decode(c, &c->type_cache, f.v, f.vlen) : NULL;
-        if (f.vlen && type == NULL) {
-            return -1;
-        }
-        Py_XSETREF(c->event_type, type);
-    }
-    else if (is_id && memchr(f.v, 0, (size_t)f.vlen) == NULL) {
-        PyObject *id = decode(c, f.v, f.vlen);
-        if (id == NULL) {
-            return -1;
-        }
-        Py_SETREF(c->id_buffer, id);
-        c->id_seen = 1;
-    }
-    else if (is_retry && all_digits(f.v, f.vlen)) {
-        c->retry_seen = 1;
-        return set_retry(c, f.v, f.vlen);
-    }
-    return 0;
-}
-
-/* What every block end resets that dispatch() does not. */
-static void
-end_block(Conn *c, Py_ssize_t end)
-{
-    c->first = end;
-    set_mark(c, end);
-    c->skipping = c->pieced = 0;
-    c->has_data = 0;
-    Py_CLEAR(c->event_data);
-    buf_clear(&c->data);
-    c->data_bytes = 0;
-    c->id_seen = c->retry_seen = 0;
-    Py_CLEAR(c->event_type);
-    Py_CLEAR(c->block_retry);
-    c->event_start = -1;
-}
-
-/* Spec: "Set the last event ID string of the event source to the value of the last
- * event ID buffer." */
-static void
-set_last_event_id(Conn *c)
-{
-    if (c->id_buffer != c->last_event_id) {
-        Py_SETREF(c->last_event_id, Py_NewRef(c->id_buffer));
-    }
-}
-
-/* on_oversize="skip": the blank line at `start` ends a skipped block. */
-static int
-dispatch_skipped(Conn *c, Py_ssize_t start, Py_ssize_t end, PyObject **out)
-{
-    set_last_event_id(c);
-    drop_raw(c, end); /* the block is skipped, its bytes too */
-    PyObject *item = new_item(c->st->SkippedEventType, 6);
-    if (item == NULL) {
-        return -1;
-    }
-    if (set_slot(item, 0, Py_NewRef(c->event_type ? c->event_type : c->st->str_message)) < 0 ||
-        set_slot(item, 1, Py_NewRef(c->id_buffer)) < 0 ||
-        set_slot(item, 2, ssize(start - c->first)) < 0 || set_slot(item, 3, ssize(c->first)) < 0 ||
-        set_slot(item, 4, ssize(end)) < 0 || set_slot(item, 5, slot_raw_empty(c)) < 0) {
-        Py_DECREF(item);
-        return -1;
-    }
-    *out = item;
-    end_block(c, end);
-    return 1;
-}
-
-/* piece_size: the blank line at `start` ends an event that went out in pieces: the
- * last piece (if data waits; the PiecedEvent is then returned next), the PiecedEvent. */
-static int
-dispatch_pieced(Conn *c, Py_ssize_t start, Py_ssize_t end, PyObject **out)
-{
-    set_last_event_id(c);
-    PyObject *last = NULL;
-    if (c->data.len && piece(c, start, &last) < 0) {
-        return -1;
-    }
-    PyObject *item = new_item(c->st->PiecedEventType, 6);
-    if (item == NULL ||
-        set_slot(item, 0, Py_NewRef(c->event_type ? c->event_type : c->st->str_message)) < 0 ||
-        set_slot(item, 1, Py_NewRef(c->id_buffer)) < 0 ||
-        set_slot(item, 2, Py_NewRef(c->block_retry ? c->block_retry : Py_None)) < 0 ||
-        set_slot(item, 3, ssize(c->event_start)) < 0 || set_slot(item, 4, ssize(end)) < 0 ||
-        set_slot(item, 5, c->keep_raw ? hand_out(c, end) : Py_NewRef(Py_None)) < 0) {
-        Py_XDECREF(item);
-        Py_XDECREF(last);
-        return -1;
-    }
-    if (last != NULL) {
-        c->pending = item;
-        item = last;
-    }
-    *out = item;
-    end_block(c, end);
-    return 1;
-}
-
-/* Spec: "If the line is empty (a blank line): Dispatch the event."  The line is at
- * `start`; the next one starts at `end`. */
-static int
-dispatch_modes(Conn *c, Py_ssize_t start, Py_ssize_t end, PyObject **out)
-{
-    if (c->skipping) {
-        return dispatch_skipped(c, start, end, out);
-    }
-    if (c->event_start >= 0 && c->pieced) {
-        return dispatch_pieced(c, start, end, out);
-    }
-    Py_ssize_t event_start = c->event_start;
-    PyObject *seen = NULL;
-    if (event_start >= 0 && c->has_data == 0 && c->diagnostics) {
-        /* Spec: "If the data buffer is an empty string, set the data buffer and the
-         * event type buffer to the empty string and return."  Diagnostics say so. */
-        seen = PyObject_CallFunctionObjArgs(c->st->discarded_block, c->id_seen ? Py_True : Py_False,
-                                            c->retry_seen ? Py_True : Py_False, NULL);
-        if (seen == NULL) {
-            return -1;
-        }
-    }
-    int got = dispatch(c, end, out);
-    end_block(c, end);
-    if (got != 0 || seen == NULL) {
-        Py_XDECREF(seen);
-        return got;
-    }
-    return diagnostic(c, seen, event_start, end, out);
-}
-
-/* Strict, streamed value: a sequence still unfinished where the value ends at `at`. */
-static int
-check_streamed_end(Conn *c, Py_ssize_t at)
-{
-    Py_ssize_t left = c->data.len - c->checked;
-    if (c->strict && left) {
-        fail_utf8(c, "invalid UTF-8", c->data.p + c->checked, left, at - left);
-        return -1;
-    }
-    return 0;
-}
-
-/* The line being assembled (line[0:length], unless dropped or streamed) ends here with
- * a line end of tlen bytes. */
-static int
-complete(Conn *c, const char *line, Py_ssize_t tlen, PyObject **out)
-{
-    if (check_size(c) < 0) { /* a blank line too: the line ends before it count */
-        return -1;
-    }
-    Py_ssize_t start = c->off, n = c->length, end = start + n + tlen;
-    int dropped = c->dropped, streamed = c->streamed, got = 0;
-    c->length = 0;
-    c->dropped = c->streamed = 0;
-    if (dropped) {
-        c->off = end;
-        drop_raw(c, end);
-    }
-    else if (streamed) {
-        /* The streamed data line is complete. */
-        c->off = end;
-        if (check_streamed_end(c, start + n) < 0) {
-            return -1;
-        }
-        got = c->data_bytes > c->piece_size ? piece(c, end, out) : 0;
-    }
-    else if (n == 0) {
-        c->off = end;
-        got = dispatch_modes(c, start, end, out);
-    }
-    else if (c->skipping) {
-        got = skipped_line(c, line, n); /* (it reads `off`, the line's start) */
-        c->off = end;
-        drop_raw(c, end);
-    }
-    else {
-        got = field_line(c, line, n, tlen, out); /* (process_line() moves `off`) */
-    }
-    if (c->partial.len) {
-        buf_clear(&c->partial);
-    }
-    return got;
-}
-
-/* Take the rest of the chunk being walked, or the next one; NULL if none is queued. */
-static int
-next_chunk(Conn *c)
-{
-    if (c->chunk != NULL && c->pos < PyBytes_GET_SIZE(c->chunk)) {
-        return 1;
-    }
-    Py_CLEAR(c->chunk);
-    if (c->q_head == c->q_len) {
-        return 0;
-    }
-    c->chunk = queue_pop(c);
-    c->pos = 0;
-    c->next_cr = c->next_lf = -1;
-    return 1;
-}
-
-/* Put the bytes of `partial` back in front of the queue, as one chunk. */
-static int
-put_back(Conn *c)
-{
-    if (c->chunk != NULL) {
-        /* (Only after next_chunk() found none: the chunk is used up.) */
-        Py_CLEAR(c->chunk);
-    }
-    c->chunk = PyBytes_FromStringAndSize(c->partial.p, c->partial.len);
-    c->pos = 0;
-    c->next_cr = c->next_lf = -1;
-    buf_clear(&c->partial);
-    return c->chunk ? 0 : -1;
-}
-
-/* Spec (Encoding, "UTF-8 decode"): a leading BOM is dropped, as take_bom() in _lines.py
- * does it: bytes are gathered while they are a prefix of the BOM, then what follows it
- * goes back to the queue as one chunk.  1: done, 0: waiting for data, -1. */
-static int
-modes_bom(Conn *c)
-{
-    Py_ssize_t skipped = 0;
-    for (;;) {
-        if (!next_chunk(c)) {
-            if (!c->eof) {
-                return 0;
-            }
-            c->length = c->partial.len; /* the stream ended inside what may be a BOM */
-            break;
-        }
-        const char *s = PyBytes_AS_STRING(c->chunk) + c->pos;
-        Py_ssize_t avail = PyBytes_GET_SIZE(c->chunk) - c->pos;
-        if (c->partial.len == 0 && (avail >= 3 || memcmp(s, BOM, (size_t)avail) != 0)) {
-            /* The chunk alone decides: no copy. */
-            skipped = avail >= 3 && memcmp(s, BOM, 3) == 0 ? 3 : 0;
-            c->pos += skipped;
-            break;
-        }
-        if (buf_append(&c->partial, s, avail) < 0) {
-            return -1;
-        }
-        c->pos += avail;
-        Py_ssize_t k = c->partial.len < 3 ? c->partial.len : 3;
-        if (c->partial.len >= 3 || memcmp(c->partial.p, BOM, (size_t)k) != 0) {
-            skipped = memcmp(c->partial.p, BOM, (size_t)k) == 0 ? 3 : 0;
-            memmove(c->partial.p, c->partial.p + skipped, (size_t)(c->partial.len - skipped));
-            c->partial.len -= skipped;
-            if (c->partial.len && put_back(c) < 0) {
-                return -1;
-            }
-            break;
-        }
-    }
-    c->off = c->first = skipped;
-    set_mark(c, skipped);
-    c->safe_end = skipped; /* the BOM alone is safe to forward */
-    return 1;
-}
-
-/* Where the first CR or LF of s[0:n] is, or -1. */
-static Py_ssize_t
-find_line_end(const char *s, Py_ssize_t n)
-{
-    if (n == 0) {
-        return -1; /* (s may be NULL then) */
-    }
-    const char *lf = memchr(s, '\n', (size_t)n);
-    const char *cr = memchr(s, '\r', (size_t)(lf ? lf - s : n));
-    return cr ? cr - s : lf ? lf - s : -1;
-}
-
-/* Diagnostics: what the stream's first bytes look like, once per stream (sniff() in
- * _line_by_line.py): sniff_start() is given them up to the first line end (a CRLF whole
- * if it is there), at most SNIFF_BYTES; short chunks are joined and put back as one.
- * 1 with *out set, 0: done, 2: waiting for data, -1. */
-static int
-modes_sniff(Conn *c, PyObject **out)
-{
-    const char *head = c->partial.p;
-    Py_ssize_t n = c->partial.len;
-    int alone = 0, decided = 0;
-    if (c->length == 0) { /* (else the stream ended inside a BOM: the line is the head) */
-        while (!decided) {
-            if (!next_chunk(c)) {
-                if (!c->eof) {
-                    return 2;
-                }
-                break;
-            }
-            const char *s = PyBytes_AS_STRING(c->chunk) + c->pos;
-            Py_ssize_t avail = PyBytes_GET_SIZE(c->chunk) - c->pos;
-            if (c->partial.len == 0 && (avail >= c->st->sniff_bytes || find_line_end(s, avail) >= 0)) {
-                head = s; /* the chunk alone decides: no copy */
-                n = avail;
-                alone = decided = 1;
-                break;
-            }
-            if (buf_append(&c->partial, s, avail) < 0) {
-                return -1;
-            }
-            c->pos += avail;
-            head = c->partial.p;
-            n = c->partial.len;
-            decided = n >= c->st->sniff_bytes || find_line_end(head, n) >= 0;
-        }
-    }
-    Py_ssize_t most = n < c->st->sniff_bytes ? n : c->st->sniff_bytes;
-    Py_ssize_t found = find_line_end(head, most);
-    Py_ssize_t cut = found < 0 ? most : found + 1;
-    if (cut < n && head[cut - 1] == '\r' && head[cut] == '\n') {
-        cut++; /* a CRLF whole, unless a chunk ended at its CR (the span rule) */
-    }
-    PyObject *bytes = PyBytes_FromStringAndSize(head, cut);
-    PyObject *seen = bytes ? PyObject_CallOneArg(c->st->sniff_start, bytes) : NULL;
-    Py_XDECREF(bytes);
-    if (c->length == 0 && !alone && n && put_back(c) < 0) {
-        Py_XDECREF(seen);
-        return -1;
-    }
-    return diagnostic(c, seen, c->off, c->off + cut, out);
-}
-
-static PyObject *
-modes_end(Conn *c)
-{
-    if (c->eos == NULL) {
-        /* Spec: "Once the end of the file is reached, any pending data must be
-         * discarded."  Strict mode still refuses invalid UTF-8 in what it discards, but
-         * not in a line it dropped unread. */
-        Py_ssize_t length = c->partial.len;
-        if (c->streamed) {
-            if (check_streamed_end(c, c->off + c->length) < 0) {
-                return NULL;
-            }
-        }
-        else if (c->strict && length && !c->skipping) {
-            Py_ssize_t bad = utf8_invalid_at((const unsigned char *)c->partial.p, length);
-            if (bad >= 0) {
-                return fail_utf8(c, "invalid UTF-8 at end of stream", c->partial.p + bad,
-                                 length - bad, c->off + bad);
-            }
-        }
-        PyObject *eos = new_item(c->st->EndOfStreamType, 3);
-        if (eos == NULL) {
-            return NULL;
-        }
-        if (set_slot(eos, 0, ssize(c->length)) < 0 ||
-            set_slot(eos, 1, PyBool_FromLong(c->has_data != 0 || c->skipping)) < 0 ||
-            set_slot(eos, 2, c->keep_raw ? hand_out(c, c->safe_end) : Py_NewRef(Py_None)) < 0) {
-            Py_DECREF(eos);
-            return NULL;
-        }
-        c->eos = eos;
-        buf_free(&c->partial);
-        buf_free(&c->data);
-        Py_CLEAR(c->event_data);
-        Py_CLEAR(c->type_cache);
-        Py_CLEAR(c->text_cache);
-    }
-    return Py_NewRef(c->eos);
-}
-
-/* A new chunk: the LF of a CRLF whose CR ended the last chunk belongs to the line
- * already walked, and a block boundary, `mark` or keep_raw safe point just before it
- * moves past it (the span rule). */
-static void
-modes_skip_lf(Conn *c)
-{
-    c->skip_lf = 0;
-    if (PyBytes_AS_STRING(c->chunk)[0] != '\n') {
-        return;
-    }
-    c->pos = 1;
-    c->off += 1;
-    if (c->first == c->off - 1) {
-        c->first = c->off;
-    }
-    if (c->deadline == add_limit(c->off - 1, c->limit)) {
-        set_mark(c, c->off);
-    }
-    if (c->safe_end == c->off - 1) {
-        c->safe_end = c->off;
-    }
-}
-
-/* The BOM look-ahead and the sniff, before the first line.  As parse_modes(). */
-static PyObject *
-modes_start(Conn *c)
-{
-    PyObject *item = NULL;
-    if (c->stage == 0) {
-        int r = modes_bom(c);
-        if (r <= 0) {
-            return r < 0 ? NULL : Py_NewRef(c->st->NeedData);
-        }
-        c->stage = c->diagnostics ? 1 : 2;
-    }
-    if (c->stage == 1) {
-        int r = modes_sniff(c, &item);
-        if (r < 0 || r == 2) {
-            return r < 0 ? NULL : Py_NewRef(c->st->NeedData);
-        }
-        c->stage = 2;
-        if (r == 1) {
-            return item;
-        }
-    }
-    return NULL;
-}
-
-/* The parser of the opt-in modes: walk the queued chunks up to the next item. */
-static PyObject *
-parse_modes(Conn *c)
-{
-    PyObject *item = NULL;
-    if (c->pending != NULL) {
-        item = c->pending;
-        c->pending = NULL;
-        return item;
-    }
-    if (c->stage < 2 && ((item = modes_start(c)) != NULL || PyErr_Occurred())) {
-        return item;
-    }
-    for (;;) {
-        if (c->chunk == NULL || c->pos == PyBytes_GET_SIZE(c->chunk)) {
-            Py_CLEAR(c->chunk);
-            if (c->q_head == c->q_len) {
-                return c->eof ? modes_end(c) : Py_NewRef(c->st->NeedData);
-            }
-            c->chunk = queue_pop(c);
-            c->pos = 0;
-            c->next_cr = c->next_lf = -1;
-            if (c->skip_lf) {
-                modes_skip_lf(c);
-            }
-            continue;
-        }
-        const char *s = PyBytes_AS_STRING(c->chunk);
-        Py_ssize_t n = PyBytes_GET_SIZE(c->chunk), pos = c->pos;
-        if (c->next_lf < pos) {
-            const char *q = memchr(s + pos, '\n', (size_t)(n - pos));
-            c->next_lf = q ? q - s : n;
-        }
-        if (c->next_cr < pos) {
-            const char *q = memchr(s + pos, '\r', (size_t)(n - pos));
-            c->next_cr = q ? q - s : n;
-        }
-        Py_ssize_t e = c->next_lf < c->next_cr ? c->next_lf : c->next_cr;
-        const char *line = c->partial.p;
-        if (e > pos) {
-            Py_ssize_t step = e - pos > c->window ? pos + c->window : e;
-            int whole = step == e && e < n && c->length == 0;
-            int got = grow(c, s + pos, step - pos, whole, &line, &item);
-            c->pos = step;
-            if (got) {
-                return got < 0 ? NULL : item;
-            }
-            if (step < e || e == n) {
-                continue; /* the line goes on */
-            }
-        }
-        Py_ssize_t tlen = 1;
-        if (s[e] == '\r') {
-            if (e + 1 < n) {
-                tlen = s[e + 1] == '\n' ? 2 : 1;
-            }
-            else {
-                c->skip_lf = 1; /* the span rule: the line ends here, an LF may follow */
-            }
-        }
-        c->pos = e + tlen;
-        int got = complete(c, line, tlen, &item);
-        if (got) {
-            return got < 0 ? NULL : item;
-        }
-    }
-}
+#include "_core_modes.h"
 
 /* ------------------------------------------------------------------ methods */
 
@@ -2354,7 +1307,8 @@ conn_receive_data(Conn *c, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
         result = Py_None;
     }
     else if (c->eof) {
-        PyErr_SetString(c->st->LocalProtocolError, "receive_data() called with data after end of stream");
+        PyErr_SetString(c->st->LocalProtocolError,
+                        "receive_data() called with data after end of stream");
     }
     else if (c->keep_raw && c->safe_end - c->raw_from > c->limit) {
         /* The caller keeps feeding without taking what is safe to forward. */
@@ -2466,8 +1420,8 @@ conn_dealloc(Conn *c)
 /* The docstrings are the pure core's, filled in at import (see PyInit__core). */
 static PyMethodDef conn_methods[] = {
     {"next_event", (PyCFunction)conn_next_event, METH_NOARGS, NULL},
-    {"receive_data", (PyCFunction)(void (*)(void))conn_receive_data,
-     METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"receive_data", (PyCFunction)(void (*)(void))conn_receive_data, METH_FASTCALL | METH_KEYWORDS,
+     NULL},
     {"take_raw", (PyCFunction)conn_take_raw, METH_NOARGS, NULL},
     {"__copy__", (PyCFunction)conn_copy, METH_NOARGS, "Refused: TypeError."},
     {"__deepcopy__", (PyCFunction)conn_deepcopy, METH_O, "Refused: TypeError."},
@@ -2533,8 +1487,8 @@ doc_of(PyObject *owner, const char *name, const char *signature)
     if (doc == NULL) {
         return NULL;
     }
-    PyObject *text = signature ? PyUnicode_FromFormat("%s\n--\n\n%S", signature, doc)
-                               : PyObject_Str(doc);
+    PyObject *text =
+        signature ? PyUnicode_FromFormat("%s\n--\n\n%S", signature, doc) : PyObject_Str(doc);
     Py_DECREF(doc);
     const char *utf8 = text == NULL ? NULL : PyUnicode_AsUTF8(text);
     char *copy = utf8 == NULL ? NULL : PyMem_RawMalloc(strlen(utf8) + 1);
@@ -2608,10 +1562,9 @@ load_state(CoreState *st)
 {
     PyObject *digits = NULL, *sniff = NULL;
     if ((st->EventType = (PyTypeObject *)import_attr("sse_sansio._events", "Event")) == NULL ||
-        (st->CommentType = (PyTypeObject *)import_attr("sse_sansio._events", "Comment")) ==
+        (st->CommentType = (PyTypeObject *)import_attr("sse_sansio._events", "Comment")) == NULL ||
+        (st->EndOfStreamType = (PyTypeObject *)import_attr("sse_sansio._events", "EndOfStream")) ==
             NULL ||
-        (st->EndOfStreamType = (PyTypeObject *)import_attr("sse_sansio._events",
-                                                           "EndOfStream")) == NULL ||
         (st->RemoteProtocolError = import_attr("sse_sansio._errors", "RemoteProtocolError")) ==
             NULL ||
         (st->LocalProtocolError = import_attr("sse_sansio._errors", "LocalProtocolError")) ==
@@ -2625,28 +1578,27 @@ load_state(CoreState *st)
         (st->str_error = PyUnicode_InternFromString("error")) == NULL ||
         (st->str_skip = PyUnicode_InternFromString("skip")) == NULL ||
         (st->str_compiled = PyUnicode_InternFromString("compiled")) == NULL ||
-        (st->SkippedEventType = (PyTypeObject *)import_attr("sse_sansio._events",
-                                                            "SkippedEvent")) == NULL ||
+        (st->SkippedEventType =
+             (PyTypeObject *)import_attr("sse_sansio._events", "SkippedEvent")) == NULL ||
         (st->DataPieceType = (PyTypeObject *)import_attr("sse_sansio._events", "DataPiece")) ==
             NULL ||
-        (st->PiecedEventType = (PyTypeObject *)import_attr("sse_sansio._events",
-                                                           "PiecedEvent")) == NULL ||
+        (st->PiecedEventType = (PyTypeObject *)import_attr("sse_sansio._events", "PiecedEvent")) ==
+            NULL ||
         (st->DiagnosticType = (PyTypeObject *)import_attr("sse_sansio._events", "Diagnostic")) ==
             NULL ||
         (st->sniff_start = import_attr("sse_sansio._diagnostics", "sniff_start")) == NULL ||
         (st->field_diagnostic = import_attr("sse_sansio._diagnostics", "field_diagnostic")) ==
             NULL ||
-        (st->discarded_block = import_attr("sse_sansio._diagnostics", "discarded_block")) ==
-            NULL ||
+        (st->discarded_block = import_attr("sse_sansio._diagnostics", "discarded_block")) == NULL ||
         (sniff = import_attr("sse_sansio._diagnostics", "SNIFF_BYTES")) == NULL ||
         (st->sniff_bytes = PyLong_AsSsize_t(sniff)) == -1 ||
         (st->lines_module = PyImport_ImportModule("sse_sansio._lines")) == NULL ||
         (st->str_WINDOW = PyUnicode_InternFromString("WINDOW")) == NULL ||
-        (st->check_count_comments = import_attr("sse_sansio._contract",
-                                                "check_count_comments")) == NULL ||
+        (st->check_count_comments = import_attr("sse_sansio._contract", "check_count_comments")) ==
+            NULL ||
         (st->check_options = import_attr("sse_sansio._contract", "check_options")) == NULL ||
-        (st->default_limit_obj = import_attr("sse_sansio._contract",
-                                             "DEFAULT_MAX_EVENT_SIZE")) == NULL ||
+        (st->default_limit_obj = import_attr("sse_sansio._contract", "DEFAULT_MAX_EVENT_SIZE")) ==
+            NULL ||
         (st->not_copyable = import_attr("sse_sansio._contract", "NOT_COPYABLE")) == NULL ||
         (st->nested_call = import_attr("sse_sansio._contract", "NESTED_CALL")) == NULL ||
         (st->default_limit = PyLong_AsSsize_t(st->default_limit_obj)) == -1 ||
@@ -2695,23 +1647,36 @@ core_exec(PyObject *module)
     return PyModule_AddType(module, st->ConnType);
 }
 
-/* Every object the state holds (the ints cached in C are not objects). */
-#define CORE_STATE_OBJECTS(X)                                                                  \
-    X(ConnType)                                                                                \
-    X(EventType) X(CommentType) X(EndOfStreamType) X(NeedData) X(RemoteProtocolError)           \
-    X(LocalProtocolError) X(str_message) X(str_empty) X(bytes_empty) X(str_offset)             \
-    X(str_strict) X(check_options) X(default_limit_obj) X(not_copyable) X(nested_call)         \
-    X(retry_max) X(check_count_comments) X(str_error) X(str_skip) X(str_compiled)              \
-    X(SkippedEventType) X(DataPieceType) X(PiecedEventType) X(DiagnosticType) X(sniff_start)   \
-    X(field_diagnostic) X(discarded_block) X(lines_module) X(str_WINDOW)
+/* Where the state's objects are (the ints cached in C are not objects): the module's
+ * traverse and clear walk this table, so a field added to CoreState is added here. */
+static const size_t state_objects[] = {
+    offsetof(CoreState, ConnType),           offsetof(CoreState, EventType),
+    offsetof(CoreState, CommentType),        offsetof(CoreState, EndOfStreamType),
+    offsetof(CoreState, NeedData),           offsetof(CoreState, RemoteProtocolError),
+    offsetof(CoreState, LocalProtocolError), offsetof(CoreState, str_message),
+    offsetof(CoreState, str_empty),          offsetof(CoreState, bytes_empty),
+    offsetof(CoreState, str_offset),         offsetof(CoreState, str_strict),
+    offsetof(CoreState, check_options),      offsetof(CoreState, default_limit_obj),
+    offsetof(CoreState, not_copyable),       offsetof(CoreState, nested_call),
+    offsetof(CoreState, retry_max),          offsetof(CoreState, check_count_comments),
+    offsetof(CoreState, str_error),          offsetof(CoreState, str_skip),
+    offsetof(CoreState, str_compiled),       offsetof(CoreState, SkippedEventType),
+    offsetof(CoreState, DataPieceType),      offsetof(CoreState, PiecedEventType),
+    offsetof(CoreState, DiagnosticType),     offsetof(CoreState, sniff_start),
+    offsetof(CoreState, field_diagnostic),   offsetof(CoreState, discarded_block),
+    offsetof(CoreState, lines_module),       offsetof(CoreState, str_WINDOW),
+};
+
+#define STATE_OBJECT(st, i) ((PyObject **)((char *)(st) + state_objects[i]))
+#define N_STATE_OBJECTS (sizeof(state_objects) / sizeof(state_objects[0]))
 
 static int
 core_traverse(PyObject *module, visitproc visit, void *arg)
 {
     CoreState *st = PyModule_GetState(module);
-#define VISIT(name) Py_VISIT(st->name);
-    CORE_STATE_OBJECTS(VISIT)
-#undef VISIT
+    for (size_t i = 0; i < N_STATE_OBJECTS; i++) {
+        Py_VISIT(*STATE_OBJECT(st, i));
+    }
     return 0;
 }
 
@@ -2719,9 +1684,9 @@ static int
 core_clear(PyObject *module)
 {
     CoreState *st = PyModule_GetState(module);
-#define CLEAR(name) Py_CLEAR(st->name);
-    CORE_STATE_OBJECTS(CLEAR)
-#undef CLEAR
+    for (size_t i = 0; i < N_STATE_OBJECTS; i++) {
+        Py_CLEAR(*STATE_OBJECT(st, i));
+    }
     return 0;
 }
 

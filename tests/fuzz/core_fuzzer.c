@@ -170,8 +170,8 @@ typedef struct {
     Py_ssize_t fed;       /* bytes passed to receive_data() so far */
     Py_ssize_t forwarded; /* keep_raw: bytes handed out in raw and take_raw() */
     int keep_raw, take_raw, never_fails, ended;
-    int modes, cuts;      /* opt-in modes on; skipped blocks are cut out of raw */
-    PyObject *eos;        /* the EndOfStream, once seen */
+    int modes, cuts; /* opt-in modes on; skipped blocks are cut out of raw */
+    PyObject *eos;   /* the EndOfStream, once seen */
     int failed;
 } Run;
 

@@ -1,0 +1,120 @@
+/* The compiled core's byte buffers: the line still arriving, the data buffer, keep_raw's
+ * raw bytes (included by _core.c, one translation unit: these are static functions the
+ * compiler inlines into the walker).
+ *
+ * Invariants: `p` is NULL exactly when `cap` is 0; `len` <= `cap`; growth is by
+ * doubling up to GROW_GENTLY and by an eighth beyond, so a buffer never holds more than
+ * about twice what it needs; an allocation failure sets MemoryError and leaves the
+ * buffer as it was.
+ */
+
+#ifndef SSE_SANSIO_CORE_BUFFER_H
+#define SSE_SANSIO_CORE_BUFFER_H
+
+/* A buffer emptied between lines or events keeps up to BUSY_CAPACITY (a busy stream
+ * reuses it: freeing it at every event and growing it again was 8% of the work at
+ * 64-byte chunks), and grows by doubling, so that it never holds more than that or
+ * twice what it holds.  A keep_raw connection, whose raw buffer is compacted rather
+ * than emptied, trims its buffers to IDLE_CAPACITY (or twice what they hold) when it
+ * waits for data (buf_idle()). */
+#define IDLE_CAPACITY 256
+#define BUSY_CAPACITY 512
+#define GROW_GENTLY (1 << 20)
+
+typedef struct {
+    char *p;
+    Py_ssize_t len, cap;
+} Buf;
+
+static int
+buf_reserve(Buf *b, Py_ssize_t extra)
+{
+    if (b->len + extra <= b->cap) {
+        return 0;
+    }
+    if (extra > PY_SSIZE_T_MAX - b->len) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t need = b->len + extra;
+    Py_ssize_t cap = b->cap < 64 ? 64 : b->cap;
+    while (cap < need && cap < GROW_GENTLY) {
+        cap *= 2;
+    }
+    if (cap < need) {
+        /* Past GROW_GENTLY, an eighth more than needed: still amortized linear, and a
+         * big line or event holds at most 1.125 times its size, not twice. */
+        cap = need > PY_SSIZE_T_MAX - need / 8 ? need : need + need / 8;
+    }
+    char *p = PyMem_Realloc(b->p, (size_t)cap);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static int
+buf_append(Buf *b, const char *s, Py_ssize_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    if (buf_reserve(b, n) < 0) {
+        return -1;
+    }
+    memcpy(b->p + b->len, s, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+static void
+buf_free(Buf *b)
+{
+    PyMem_Free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+/* Empty the buffer; give its memory back if it had grown past BUSY_CAPACITY (a line
+ * or an event much bigger than a busy stream's usual ones). */
+static void
+buf_clear(Buf *b)
+{
+    b->len = 0;
+    if (b->cap > BUSY_CAPACITY) {
+        buf_free(b);
+    }
+}
+
+/* A keep_raw connection waits for data: keep at most IDLE_CAPACITY of an empty buffer,
+ * and of one that holds b->p[from:len], at most IDLE_CAPACITY or twice what it holds.
+ * Returns where what it holds starts now. */
+static Py_ssize_t
+buf_idle(Buf *b, Py_ssize_t from)
+{
+    Py_ssize_t live = b->len - from;
+    if (live == 0) {
+        b->len = 0;
+        if (b->cap > IDLE_CAPACITY) {
+            buf_free(b);
+        }
+        return 0;
+    }
+    if (b->cap <= IDLE_CAPACITY || b->cap <= 2 * live) {
+        return from;
+    }
+    memmove(b->p, b->p + from, (size_t)live);
+    b->len = live;
+    Py_ssize_t cap = live < IDLE_CAPACITY ? IDLE_CAPACITY : live;
+    char *p = PyMem_Realloc(b->p, (size_t)cap);
+    if (p != NULL) { /* else the bigger block stays: still correct */
+        b->p = p;
+        b->cap = cap;
+    }
+    return 0;
+}
+
+#endif /* SSE_SANSIO_CORE_BUFFER_H */
