@@ -30,7 +30,7 @@
 from __future__ import annotations
 
 from ._errors import LocalProtocolError
-from ._lines import check_utf8
+from ._lines import WINDOW, check_utf8
 
 __all__ = ["RawBytes"]
 
@@ -80,10 +80,11 @@ class RawBytes:
         with memoryview(self.buf) as view:
             return view[start - self.start : end - self.start].tobytes()
 
-    def check_utf8(self, start: int, end: int) -> None:
+    def check_utf8(self, start: int, end: int, window: int = WINDOW) -> None:
         """Strict mode: refuse invalid UTF-8 in the kept bytes from ``start`` to ``end``.
 
-        The error is the one decoding them at once gives, at the same stream offset.
+        The error is the one decoding them at once gives, at the same stream offset
+        (checked ``window`` bytes at a time, the parser's window).
         """
         with memoryview(self.buf) as view, view[start - self.start : end - self.start] as kept:
-            check_utf8([kept], start, "invalid UTF-8")
+            check_utf8([kept], start, "invalid UTF-8", window)

@@ -10,7 +10,6 @@ model referees it, under the same configurations and chunkings as the default pa
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,7 +40,23 @@ _BUDGET = settings().max_examples
 def forced() -> Iterator[None]:
     """Every Connection made inside runs the line-by-line parser."""
     saved = getattr(_connection, "parse")  # noqa: B009 (not exported: mypy)
-    plain = functools.partial(_line_by_line.parse, skip=False, piece_size=None, diagnostics=False)
+
+    def plain(
+        queue: Any, state: Any, raw: Any, last_event_id: str, strict: bool, limit: int, tuning: Any
+    ) -> Any:
+        return _line_by_line.parse(
+            queue,
+            state,
+            raw,
+            last_event_id,
+            strict,
+            limit,
+            skip=False,
+            piece_size=None,
+            diagnostics=False,
+            window=tuning.window,
+        )
+
     setattr(_connection, "parse", plain)  # noqa: B010
     try:
         yield
