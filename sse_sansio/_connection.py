@@ -20,11 +20,13 @@
 # - _lines.py: bytes into lines (the BOM, windows, runs of one kind of line end, the
 #   line still arriving and its spill policy, the end-of-stream UTF-8 check).
 # - _interpret.py: the parser generator, interpreting lines in the spec's order, with
-#   the size limit reasoned about in one place.
+#   the size limit reasoned about in one place; with diagnostics=True it also hands
+#   out the Diagnostic items (worded by _diagnostics.py).
 # - _uniform.py: the fast path for runs of same-shaped blocks.
 # - _raw.py: keep_raw's bookkeeping.
 # - _line_by_line.py: the second parser, one line at a time, for a connection that sets
-#   on_oversize, piece_size or diagnostics (the default path pays nothing for them).
+#   on_oversize="skip" or piece_size (the default path pays nothing for them; it is
+#   still to be folded into _interpret.py, issue 20).
 #
 # Invariants kept here:
 # - receive_data() only queues (a copy of a bytearray or memoryview) in the connection's
@@ -148,11 +150,12 @@ class PyConnection(Generic[_Extra]):
             NUL, a block without data) and whether the stream starts like something
             else (HTTP headers, chunked-encoding sizes, HTML, JSON, gzip).
 
-    A connection that sets any of the last three options runs a simpler line-by-line
-    parser (6 to 8 times slower than the default one on small events or a huge line,
-    about 10 times on a stream of blank lines, as docs/huge-input.rst measures; the pure
-    core's, whichever core the process uses:
-    :attr:`implementation` says which).
+    A connection that sets ``on_oversize="skip"`` or ``piece_size`` runs a simpler
+    line-by-line parser (6 to 8 times slower than the default one on small events or a
+    huge line, about 10 times on a stream of blank lines, as docs/huge-input.rst
+    measures); one that sets ``diagnostics`` alone runs the default parser, without its
+    same-shape fast path.  Both are the pure core's, whichever core the process uses:
+    :attr:`implementation` says which.
 
     Failure is final.  Once :meth:`next_event` has raised, whatever it raised, the
     connection is *failed*: it never parses again, and every later
@@ -233,8 +236,11 @@ class PyConnection(Generic[_Extra]):
         # raises the sticky error on every call: chain() moves to it when the finished
         # generator gives nothing more, so even a saved conn.next_event goes on raising.
         parser: Iterator[AnyItem | NeedData]
-        if on_oversize == "error" and piece_size is None and not diagnostics:
-            parser = parse(queue, state, raw, last_event_id, strict, limit, self._tuning)
+        if on_oversize == "error" and piece_size is None:
+            parser = parse(
+                queue, state, raw, last_event_id, strict, limit, self._tuning,
+                diagnostics=bool(diagnostics),
+            )  # fmt: skip
         else:
             # Imported only here: most processes never make such a connection, and the
             # line-by-line path with its diagnostics is about a tenth of the package's

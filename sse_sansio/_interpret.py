@@ -46,10 +46,18 @@
 # - off is always the stream offset of the next byte to walk, and deadline - limit the
 #   offset of the current block's first byte (<= off).
 #
+# Diagnostics (Connection(diagnostics=True)), in the same loop: the spec's rules that
+# ignore a field (an unknown name, an invalid retry, an id holding NUL) and the blank
+# line that ends a block without data each hand out a Diagnostic where they apply; the
+# stream's first line is looked at once, before the loop (_lines.sniff_head()).  The
+# words are _diagnostics.py's.  The default path pays one test of a local in the
+# branches that ignore something and at a blank line that dispatches nothing; a
+# diagnostics connection reads every line in the loop (no uniform_blocks()).
+#
 # Measured, not guessed: each speed trick says why it is there, and the commit that made
 # it gives what it saved in instructions counted by callgrind.
 #
-# Why parse() is long (about 300 lines, nested 7 deep: the try that fails the
+# Why parse() is long (about 350 lines, nested 7 deep: the try that fails the
 # connection, the chunk, window, run and line loops, and two levels of tests in the line
 # loop; comments and the spec's words are a quarter of its lines).  Each shorter shape
 # tried costs about 2% of the 3% the core may lose, and any two of them pass it, counted
@@ -64,7 +72,7 @@
 # - the chunk, window and run loops in a cut_lines() generator with its state in a
 #   __slots__ object (an earlier attempt): about +10%.
 # What moved out of line at no measurable cost: the LF of a CRLF split across windows
-# (_past_lf), the retry field (_retry), big lines (and keep_raw's, _kept_line and
+# (_past_lf), big lines (and keep_raw's, _kept_line and
 # _deferred_event), decoding errors, the end of stream.
 
 from __future__ import annotations
@@ -73,7 +81,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final, NamedTuple, NoReturn
 
-from ._events import Comment, EndOfStream, Event
+from ._events import Comment, Diagnostic, EndOfStream, Event
 from ._fields import event_type_of, id_value, retry_value
 from ._lines import (
     SPILL,
@@ -82,6 +90,7 @@ from ._lines import (
     count_spill,
     exceeds,
     fail,
+    sniff_head,
     split_window,
     take_bom,
 )
@@ -117,7 +126,7 @@ BIG_LINE: Final = 64 * 1024
 
 _NO_LIMIT: Final = sys.maxsize
 
-Item = Event | Comment | EndOfStream | NeedData
+Item = Event | Comment | Diagnostic | EndOfStream | NeedData
 
 
 def parse(
@@ -128,6 +137,8 @@ def parse(
     strict: bool,
     limit: int,
     tuning: Tuning = DEFAULT_TUNING,
+    *,
+    diagnostics: bool = False,
 ) -> Iterator[Item]:
     """The parser: a generator that next_event() resumes once per item.
 
@@ -135,6 +146,8 @@ def parse(
     ``raw_store`` is keep_raw's bookkeeping, or None.  ``strict`` (errors="strict"),
     ``limit`` (max_event_size, sys.maxsize for none) and ``last_event_id`` are the
     Connection's options, checked there; ``tuning`` holds the test switches.
+    ``diagnostics`` (the option) adds Diagnostic items: the look at the stream's
+    first line, one per field line the spec ignores, one per block without data.
 
     The one long function of the package, and the one over the package's bar of about
     100 lines and 5 levels of nesting (see "Why parse() is long" in the module header):
@@ -148,7 +161,9 @@ def parse(
         spill = copy_spill if raw_store is None else count_spill
         # The fewest lines a run needs before uniform_blocks() is tried (never in
         # keep_raw mode, whose items carry their bytes).
-        batch_from = 2 * MIN_BLOCKS if tuning.fast_path and raw_store is None else _NO_LIMIT
+        # (Nor with diagnostics, which look at every field line and block.)
+        batched = tuning.fast_path and raw_store is None and not diagnostics
+        batch_from = 2 * MIN_BLOCKS if batched else _NO_LIMIT
         new = tuple.__new__
         last_id = last_event_id  # what state.last_event_id holds
         # The line still arriving (see _lines.py): a bytearray, and its bytes beyond
@@ -169,11 +184,23 @@ def parse(
         id_buffer = last_event_id  # the last event ID buffer
         block_retry = None  # a valid retry value in the current block
         event_start = -1  # stream offset of the block's first field line; -1: none yet
+        # Diagnostics: the event_start of the last block that took an id field (blocks
+        # start at different offsets, so it needs no reset at each blank line).
+        id_block = -1
 
         off, head = yield from take_bom(queue)  # off: where the line being walked starts
         partial += head
         if raw_store is not None:
             raw_store.safe_end = off  # the BOM alone is safe to forward
+        if diagnostics:
+            # Imported here: most processes never ask for diagnostics, and these are a
+            # tenth of the package's import time (python -X importtime, CPython 3.12).
+            from ._diagnostics import SNIFF_BYTES, discarded_block, field_diagnostic, sniff_start
+
+            first_line = yield from sniff_head(queue, head, SNIFF_BYTES)
+            if (seen := sniff_start(first_line)) is not None:
+                yield _diagnostic(seen, off, off + len(first_line), raw_store)
+            del first_line
         deadline = off + limit  # where the block's bytes may not reach past
         room = limit  # deadline - off, as of the end of the last window
         # The length of partial that calls for a look: room - spilled_len, or SPILL if
@@ -306,10 +333,17 @@ def parse(
                                     ),
                                 )
                                 data_first = data_lines = None
-                            elif raw_store is not None:
+                            elif raw_store is not None or diagnostics:
                                 # Nothing to dispatch (no field, or no data): keep_raw may
-                                # forward the block's bytes.
-                                raw_store.safe_end = off
+                                # forward the block's bytes; diagnostics say why a block
+                                # with fields dispatched nothing.
+                                if raw_store is not None:
+                                    raw_store.safe_end = off
+                                if diagnostics and event_start >= 0:
+                                    seen = discarded_block(
+                                        id_block == event_start, block_retry is not None
+                                    )
+                                    yield _diagnostic(seen, event_start, off, raw_store)
                             # Spec: "If the data buffer is an empty string, set the data
                             # buffer and the event type buffer to the empty string and
                             # return."  (After a dispatch they are empty too.)
@@ -392,15 +426,27 @@ def parse(
                             if field == "event":
                                 event_type = event_type_of(value)
                                 continue
+                            # Each field the spec ignores is a Diagnostic, if asked for.
                             if field == "id":
                                 if (new_id := id_value(value)) is not None:
                                     id_buffer = new_id
+                                    id_block = event_start
+                                elif diagnostics:
+                                    seen = field_diagnostic(field, value)
+                                    yield _diagnostic(seen, off - tlen - length, off, raw_store)
                                 continue
                             if field == "retry":
-                                block_retry = _retry(state, value, block_retry)
+                                if (new_retry := retry_value(value)) is not None:
+                                    state.retry = block_retry = new_retry
+                                elif diagnostics:
+                                    seen = field_diagnostic(field, value)
+                                    yield _diagnostic(seen, off - tlen - length, off, raw_store)
                                 continue
                             # Spec: "Otherwise: The field is ignored."
                             if field != "data":
+                                if diagnostics:
+                                    seen = field_diagnostic(field, value)
+                                    yield _diagnostic(seen, off - tlen - length, off, raw_store)
                                 continue
                         # Spec: "If the field name is "data": Append the field value to the
                         # data buffer, then append a single U+000A LINE FEED (LF) character."
@@ -560,16 +606,16 @@ def _deferred_event(
     return tuple.__new__(Event, (event_type, data, id_buffer, retry, start, end, out))
 
 
-def _retry(state: StreamState, value: str, block_retry: int | None) -> int | None:
-    """A retry field: set the reconnection time if its value is valid (retry_value).
+def _diagnostic(
+    seen: tuple[str, str] | None, start: int, end: int, raw_store: RawBytes | None
+) -> Diagnostic:
+    """Diagnostics: the item for what a classifier of _diagnostics.py saw.
 
-    Returns the block's retry value: this one if valid, else ``block_retry``.
+    keep_raw: its raw is b"", the line's bytes go out with the next item that hands
+    some out (or take_raw()).
     """
-    retry = retry_value(value)
-    if retry is None:
-        return block_retry
-    state.retry = retry
-    return retry
+    assert seen is not None  # (the callers ask only where a diagnostic applies)
+    return tuple.__new__(Diagnostic, (*seen, start, end, None if raw_store is None else b""))
 
 
 def _fold(data_lines: list[str], folded: int) -> int:

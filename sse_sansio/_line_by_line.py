@@ -1,4 +1,4 @@
-# The second parser path: one line at a time, for the opt-in modes.
+# The second parser path: one line at a time, for on_oversize="skip" and piece_size.
 #
 # Spec: WHATWG HTML, "Server-sent events", section 9.2.6 "Interpreting an event stream"
 # https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
@@ -8,9 +8,15 @@
 # blocks column by column.  The three opt-in modes need to act *inside* a line or a
 # block: on_oversize="skip" drops a block at the byte where the limit refuses it and
 # goes on; piece_size hands out a data value while its line is still arriving;
-# diagnostics looks at each field line.  Putting those tests in the default path would
-# slow every connection down for the few that ask, so a connection that sets any of the
-# options gets this generator instead (Connection.__init__ chooses, once).  It has the
+# diagnostics looks at each field line.  A connection that sets on_oversize="skip" or
+# piece_size gets this generator (Connection.__init__ chooses, once); diagnostics alone
+# runs on the default parser (_interpret.py), whose per-line step names what the spec
+# ignores, and here only beside the other two (both share _lines.sniff_head() and the
+# classifiers of _diagnostics.py).  Issue 20 folds the other two into _interpret.py as
+# well: measured with benchmarks/callgrind.py on the pure core, this parser costs 2.5 to
+# 5.6 times the default one per item on the default workloads (llm 101,881 against
+# 35,901 instructions per item at 64-byte chunks, 57,620 against 10,911 at 16 KiB), so
+# it cannot be the one Python core.  It has the
 # same contract as _interpret.parse: resumed once per item, yielding items and
 # NEED_DATA, seeing the connection only through its ChunkQueue and StreamState
 # (_stream.py), failing the stream through state.failed() on any exception.
@@ -61,7 +67,7 @@ from ._events import (
     SkippedEvent,
 )
 from ._fields import event_type_of, id_value, retry_value
-from ._lines import WINDOW, check_cut_line, exceeds, fail, take_bom
+from ._lines import WINDOW, check_cut_line, exceeds, fail, sniff_head, take_bom
 from ._need_data import NEED_DATA, NeedData
 
 if TYPE_CHECKING:
@@ -537,21 +543,8 @@ class _Parser:
         Waits for the first line end (or SNIFF_BYTES, or the end of the stream): no
         item can come before it anyway.  The bytes go back to the front of the queue.
         """
-        queue = self.queue
-        head = bytes(self.line)  # the start of a BOM that the stream's end cut
-        while _LINE_END.search(head) is None and len(head) < SNIFF_BYTES:
-            while (chunk := queue.take()) is None and not queue.ended:
-                yield NEED_DATA
-            if chunk is None:
-                break
-            head += chunk
-        if head and not self.line:
-            queue.put_back(head)
-        found = _LINE_END.search(head, 0, SNIFF_BYTES)
-        cut = SNIFF_BYTES if found is None else found.end()
-        if head[cut - 1 : cut + 1] == b"\r\n":
-            cut += 1  # a CRLF whole, unless a chunk ended at its CR (the span rule)
-        head = head[:cut]
+        # (self.line: the start of a BOM that the stream's end cut.)
+        head = yield from sniff_head(self.queue, bytes(self.line), SNIFF_BYTES)
         seen = sniff_start(head)
         if seen is not None:
             yield self.diagnostic(*seen, self.start, self.start + len(head))

@@ -47,6 +47,7 @@ __all__ = [
     "count_spill",
     "exceeds",
     "fail",
+    "sniff_head",
     "spill",
     "split_window",
     "take_bom",
@@ -63,6 +64,7 @@ WINDOW: Final = 64 * 1024
 SPILL: Final = 256 * 1024
 
 _BOM: Final = b"\xef\xbb\xbf"
+_LINE_END: Final = re.compile(rb"[\r\n]")
 # A line end that is not part of a CRLF: a CR not followed by LF, an LF not after CR.
 _LONE_LINE_END: Final = re.compile(rb"\r(?!\n)|(?<!\r)\n")
 # A stretch of line-end bytes long enough to hold three line ends or more (see
@@ -112,6 +114,31 @@ def take_bom(queue: ChunkQueue) -> Generator[NeedData, None, tuple[int, bytes]]:
     if head:
         queue.put_back(head)
     return skipped, b""
+
+
+def sniff_head(queue: ChunkQueue, head: bytes, most: int) -> Generator[NeedData, None, bytes]:
+    """Diagnostics: the stream's first line, to tell what the stream looks like.  Once.
+
+    Waits for the first line end (or ``most`` bytes, or the end of the stream): no item
+    can come before it anyway.  ``head`` is what take_bom() returned (the start of a
+    BOM that the stream's end cut, else b"").  Returns the bytes up to and with that
+    line end (a CRLF whole, unless a chunk ended at its CR: the span rule), at most
+    ``most``; the bytes taken from the queue go back to its front, joined.
+    """
+    taken = head
+    while _LINE_END.search(taken) is None and len(taken) < most:
+        while (chunk := queue.take()) is None and not queue.ended:
+            yield NEED_DATA
+        if chunk is None:
+            break
+        taken += chunk
+    if taken and not head:
+        queue.put_back(taken)
+    found = _LINE_END.search(taken, 0, most)
+    cut = most if found is None else found.end()
+    if taken[cut - 1 : cut + 1] == b"\r\n":
+        cut += 1
+    return taken[:cut]
 
 
 def split_window(window: bytes) -> Runs:

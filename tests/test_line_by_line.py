@@ -42,8 +42,17 @@ def forced() -> Iterator[None]:
     saved = getattr(_connection, "parse")  # noqa: B009 (not exported: mypy)
 
     def plain(
-        queue: Any, state: Any, raw: Any, last_event_id: str, strict: bool, limit: int, tuning: Any
+        queue: Any,
+        state: Any,
+        raw: Any,
+        last_event_id: str,
+        strict: bool,
+        limit: int,
+        tuning: Any,
+        *,
+        diagnostics: bool,
     ) -> Any:
+        assert not diagnostics  # (the connections made inside ask for none)
         return _line_by_line.parse(
             queue,
             state,
@@ -160,7 +169,7 @@ def test_split_crlfs_in_keep_raw_mode(stream: bytes) -> None:
 
 
 def test_the_end_of_stream_is_returned_again() -> None:
-    conn = Connection(diagnostics=True)
+    conn = Connection(on_oversize="skip")
     conn.receive_data(b"data: x\n")
     conn.receive_data(b"")
     assert conn.next_event() == EndOfStream(partial_line=0, partial_event=True)
@@ -169,7 +178,7 @@ def test_the_end_of_stream_is_returned_again() -> None:
 
 def test_many_data_lines_are_folded_into_one_text() -> None:
     stream = b"data: ab\n" * 1000 + b"\n"
-    conn = Connection(diagnostics=True)
+    conn = Connection(on_oversize="skip")
     conn.receive_data(stream)
     assert conn.next_event() == Event(data="\n".join(["ab"] * 1000))
 
@@ -177,3 +186,51 @@ def test_many_data_lines_are_folded_into_one_text() -> None:
 def test_a_connection_says_which_core_parses_it() -> None:
     assert Connection().implementation == "python"
     assert Connection(on_oversize="skip").implementation == "python"
+
+
+# ------------------------------------------------ diagnostics on both Python parsers
+
+# diagnostics=True alone runs the default parser; with on_oversize="skip" and no limit
+# (so that nothing is ever skipped) it runs the line-by-line one.  Both must hand out
+# the same Diagnostic items, at the same places among the other items, with the same
+# raw bytes, the same error and the same state.
+
+
+def _diagnosed(chunks: list[bytes], **options: Any) -> list[Any]:
+    """Every item with its raw bytes, take_raw()'s bytes, the error, the state."""
+    conn = Connection(diagnostics=True, max_event_size=None, **options)
+    trace: list[Any] = []
+    try:
+        for chunk in [*chunks, b""]:
+            conn.receive_data(chunk)
+            while (item := conn.next_event()) is not NEED_DATA:
+                trace.append((item, item.raw))
+                if isinstance(item, EndOfStream):
+                    break
+            if options.get("keep_raw"):
+                trace.append(conn.take_raw())
+    except RemoteProtocolError as exc:
+        trace.append((str(exc), exc.offset))
+    return [*trace, conn.last_event_id, conn.retry]
+
+
+@settings(
+    max_examples=max(25, _BUDGET // 4),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data(), stream=streams())
+@example(data=None, stream=b"HTTP/1.1 200 OK\r\nid: a\0b\r\nretry: x\r\nfoo: 1\r\n\r\n")
+@example(data=None, stream=b"id: 1\nretry: 5\n\ndata: x\n\n\xef\xbb")
+@example(data=None, stream=b"\xef\xbb")
+def test_diagnostics_are_the_same_on_both_parsers(data: Any, stream: bytes) -> None:
+    chunkings = [[stream] if stream else []]
+    if data is not None:
+        chunkings.append(data.draw(chunked(stream), label="chunks"))
+        chunkings.append([stream[i : i + 1] for i in range(len(stream))][:600])
+    for chunks in chunkings:
+        for keep_raw in (False, True):
+            for errors in ("strict", "replace"):
+                want = _diagnosed(chunks, errors=errors, keep_raw=keep_raw, on_oversize="skip")
+                got = _diagnosed(chunks, errors=errors, keep_raw=keep_raw)
+                assert got == want, chunks
