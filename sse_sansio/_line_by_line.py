@@ -521,19 +521,9 @@ class _Parser:
     # ------------------------------------------------------------------ keep_raw
 
     def drop_raw(self, upto: int) -> None:
-        """keep_raw, skipped block: forget its bytes before stream offset ``upto``.
-
-        The bytes before ``safe_end`` still wait for take_raw(); the skipped ones after
-        them are cut out of the buffer, and ``start`` moves on by as many, so that the
-        buffer's offsets stay right for everything after the cut.
-        """
-        store = self.raw
-        if store is None or upto <= store.safe_end:
-            return
-        keep = store.safe_end - store.start
-        del store.buf[keep : upto - store.start]
-        store.start += upto - store.safe_end
-        store.safe_end = upto
+        """keep_raw, skipped block: forget its bytes before stream offset ``upto``."""
+        if self.raw is not None:
+            self.raw.drop(upto)
 
     # ------------------------------------------------------------------ diagnostics
 

@@ -75,6 +75,21 @@ class RawBytes:
         """The bytes that are safe to forward now (take_raw())."""
         return self.hand_out(self.safe_end)
 
+    def drop(self, upto: int) -> None:
+        """Forget the bytes from ``safe_end`` up to stream offset ``upto`` (a skipped
+        block's, on_oversize="skip"), if any.
+
+        The bytes before ``safe_end`` still wait for take(); the dropped ones are cut
+        out of the buffer, and ``start`` moves on by as many, so that the buffer's
+        offsets stay right for everything after the cut.
+        """
+        if upto <= self.safe_end:
+            return
+        keep = self.safe_end - self.start
+        del self.buf[keep : upto - self.start]
+        self.start += upto - self.safe_end
+        self.safe_end = upto
+
     def copy(self, start: int, end: int) -> bytes:
         """The kept bytes from stream offset ``start`` to ``end``, still kept."""
         with memoryview(self.buf) as view:
