@@ -178,9 +178,10 @@ class PyConnection(Generic[_Extra]):
     ``__init__`` with :class:`ValueError` (the pure core's are memory-safe anyway).
     """
 
-    # The parser's test switches (_interpret.Tuning): the same-shape fast path and the
-    # window size.  Tests set them on a subclass or for a while (tests/helpers.py's
-    # parser_config); every connection made meanwhile passes them to its parser.
+    # The parser's test switches (_interpret.Tuning): the line-by-line parser for every
+    # connection, the same-shape fast path, the window size.  Tests set them on a
+    # subclass or for a while (tests/helpers.py's parser_config); every connection made
+    # meanwhile passes them to its parser.
     _tuning: ClassVar[Tuning] = DEFAULT_TUNING
 
     @overload
@@ -236,9 +237,10 @@ class PyConnection(Generic[_Extra]):
         # raises the sticky error on every call: chain() moves to it when the finished
         # generator gives nothing more, so even a saved conn.next_event goes on raising.
         parser: Iterator[AnyItem | NeedData]
-        if on_oversize == "error" and piece_size is None:
+        tuning = self._tuning
+        if on_oversize == "error" and piece_size is None and not tuning.line_by_line:
             parser = parse(
-                queue, state, raw, last_event_id, strict, limit, self._tuning,
+                queue, state, raw, last_event_id, strict, limit, tuning,
                 diagnostics=bool(diagnostics),
             )  # fmt: skip
         else:
@@ -257,7 +259,7 @@ class PyConnection(Generic[_Extra]):
                 skip=on_oversize == "skip",
                 piece_size=piece_size,
                 diagnostics=bool(diagnostics),
-                window=self._tuning.window,
+                window=tuning.window,
             )
         items = chain(parser, iter(self._raise_error, None))
         # Speed: the instance's next_event calls that chain from C (no Python frame, as

@@ -108,6 +108,10 @@ __all__ = ["DEFAULT_TUNING", "Tuning", "parse"]
 class Tuning(NamedTuple):
     """The parser's test switches, passed to parse() (PyConnection._tuning)."""
 
+    # Whether a connection without opt-in options runs the line-by-line parser
+    # (_line_by_line.py) instead of this one.  Tests turn it on to referee that parser
+    # with the model; PyConnection reads it once per connection.
+    line_by_line: bool = False
     # Whether runs of same-shaped blocks go to uniform_blocks().  Only tests turn it
     # off, to run every input through the line loop.
     fast_path: bool = True

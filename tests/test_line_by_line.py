@@ -1,11 +1,12 @@
 """The line-by-line parser (sse_sansio/_line_by_line.py) against the model and the default path.
 
-A connection that sets on_oversize, piece_size or diagnostics runs this second parser.
-With none of the new behaviour in play it must be indistinguishable from the default
-path: the same items (values, spans, raw bytes), the same take_raw() bytes, the same
-error at the same offset, the same last_event_id and retry.  Here it is forced on a
-plain connection (the parser Connection picks is swapped), so the existing reference
-model referees it, under the same configurations and chunkings as the default path.
+A connection that sets on_oversize or piece_size runs this second parser.  With none
+of the new behaviour in play it must be indistinguishable from the default path: the
+same items (values, spans, raw bytes), the same take_raw() bytes, the same error at the
+same offset, the same last_event_id and retry.  Here it is forced on a plain connection
+(a test switch of the parser, Tuning.line_by_line, makes the connection pick it), so
+the existing reference model referees it, under the same chunkings as the default path.
+Diagnostics, which both parsers hand out, must agree between the two as well.
 """
 
 from __future__ import annotations
@@ -25,10 +26,8 @@ from sse_sansio import (
     EndOfStream,
     Event,
     RemoteProtocolError,
-    _connection,
-    _line_by_line,
 )
-from sse_sansio._connection import Connection
+from sse_sansio._connection import Connection, PyConnection
 
 from .model import MComment, MEnd, MError, MEvent, ModelResult, interpret
 from .strategies import chunked, max_event_sizes, streams
@@ -38,39 +37,14 @@ _BUDGET = settings().max_examples
 
 @contextmanager
 def forced() -> Iterator[None]:
-    """Every Connection made inside runs the line-by-line parser."""
-    saved = getattr(_connection, "parse")  # noqa: B009 (not exported: mypy)
-
-    def plain(
-        queue: Any,
-        state: Any,
-        raw: Any,
-        last_event_id: str,
-        strict: bool,
-        limit: int,
-        tuning: Any,
-        *,
-        diagnostics: bool,
-    ) -> Any:
-        assert not diagnostics  # (the connections made inside ask for none)
-        return _line_by_line.parse(
-            queue,
-            state,
-            raw,
-            last_event_id,
-            strict,
-            limit,
-            skip=False,
-            piece_size=None,
-            diagnostics=False,
-            window=tuning.window,
-        )
-
-    setattr(_connection, "parse", plain)  # noqa: B010
+    """Every pure Connection made inside runs the line-by-line parser (a test switch of
+    the parser, _interpret.Tuning, that PyConnection passes on)."""
+    saved = PyConnection._tuning
+    PyConnection._tuning = saved._replace(line_by_line=True)
     try:
         yield
     finally:
-        setattr(_connection, "parse", saved)  # noqa: B010
+        PyConnection._tuning = saved
 
 
 def run(chunks: list[bytes], **options: Any) -> tuple[ModelResult, list[Any]]:
