@@ -109,10 +109,10 @@ def parse(
     piece_size and diagnostics.  ``window`` is a test switch (_interpret.Tuning).
     """
     try:
-        parser = _Parser(queue, state, raw, last_event_id, strict, limit, skip, piece_size)
+        parser = _Parser(state, raw, last_event_id, strict, limit, skip, piece_size)
         parser.diagnostics = diagnostics
         parser.window = window
-        yield from parser.run()
+        yield from parser.run(queue)
     except BaseException as exc:
         # As on the default path: whatever ended the generator, its state may be
         # half-updated, so the connection is failed for good.
@@ -121,11 +121,15 @@ def parse(
 
 
 class _Parser:
-    """The state of one line-by-line parse (the generator's locals, named)."""
+    """The state of one line-by-line parse (the generator's locals, named).
+
+    Speed: 29 attributes.  CPython keeps at most 30 in an instance's shared-key layout;
+    with 31 (the queue and the window added) every attribute access got slower, +10%
+    per item counted by benchmarks/callgrind.py, so the queue is run()'s argument.
+    """
 
     def __init__(
         self,
-        queue: ChunkQueue,
         state: StreamState,
         raw: RawBytes | None,
         last_event_id: str,
@@ -134,7 +138,6 @@ class _Parser:
         skip: bool,
         piece_size: int | None,
     ) -> None:
-        self.queue = queue
         self.state = state
         self.limit = limit
         self.strict = strict
@@ -159,7 +162,7 @@ class _Parser:
         self.event_type = "message"
         self.id_buffer = last_event_id
         self.block_retry: int | None = None
-        self.id_seen = self.retry_seen = False
+        self.id_seen = False  # (a retry taken: block_retry is not None)
         # The data buffer: texts to join, the second line's on with its LF in front.
         self.data: list[str] = []
         self.folded = 0
@@ -170,8 +173,7 @@ class _Parser:
 
     # ------------------------------------------------------------------ the loop
 
-    def run(self) -> Iterator[Item]:
-        queue = self.queue
+    def run(self, queue: ChunkQueue) -> Iterator[Item]:
         off, head = yield from take_bom(queue)
         self.start = self.first = self.mark = off
         self.line += head  # only when the stream ended inside what may be a BOM
@@ -179,7 +181,7 @@ class _Parser:
         if self.raw is not None:
             self.raw.safe_end = off  # the BOM alone is safe to forward
         if self.diagnostics:
-            yield from self.sniff()
+            yield from self.sniff(queue)
         while True:
             chunk = queue.take()
             if chunk is None:
@@ -359,7 +361,6 @@ class _Parser:
             retry = retry_value(value)
             if retry is not None:
                 self.state.retry = self.block_retry = retry
-                self.retry_seen = True
         # Spec: "Otherwise: The field is ignored."
 
     def skipped_line(self, raw: bytes, start: int) -> None:
@@ -513,7 +514,7 @@ class _Parser:
         self.skipping = self.has_data = self.pieced = False
         self.data = []
         self.folded = self.data_bytes = 0
-        self.id_seen = self.retry_seen = False
+        self.id_seen = False
         self.event_type = "message"
         self.block_retry = None
         self.event_start = -1
@@ -527,14 +528,14 @@ class _Parser:
 
     # ------------------------------------------------------------------ diagnostics
 
-    def sniff(self) -> Iterator[Item]:
+    def sniff(self, queue: ChunkQueue) -> Iterator[Item]:
         """Diagnostics: what the stream's first bytes look like (once per stream).
 
         Waits for the first line end (or SNIFF_BYTES, or the end of the stream): no
         item can come before it anyway.  The bytes go back to the front of the queue.
         """
         # (self.line: the start of a BOM that the stream's end cut.)
-        head = yield from sniff_head(self.queue, bytes(self.line), SNIFF_BYTES)
+        head = yield from sniff_head(queue, bytes(self.line), SNIFF_BYTES)
         seen = sniff_start(head)
         if seen is not None:
             yield self.diagnostic(*seen, self.start, self.start + len(head))
@@ -545,7 +546,7 @@ class _Parser:
             yield self.diagnostic(*seen, start, end)
 
     def discarded(self, end: int) -> Iterator[Item]:
-        code, message = discarded_block(self.id_seen, self.retry_seen)
+        code, message = discarded_block(self.id_seen, self.block_retry is not None)
         yield self.diagnostic(code, message, self.event_start, end)
 
     def diagnostic(self, code: str, message: str, start: int, end: int) -> Diagnostic:
