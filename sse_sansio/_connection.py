@@ -14,26 +14,27 @@
 # - _connection.py (here): receive_data() queues the chunks it is given; next_event()
 #   resumes the parser; the options are checked once; a failure is recorded once and
 #   raised again on every later call.
+# - _stream.py: the doors the parser is given instead of the connection: the chunk
+#   queue and the stream state (last event ID, retry, end of stream, failure).
+# - _fields.py: the spec's field rules (event, id, retry), shared by every Python path.
 # - _lines.py: bytes into lines (the BOM, windows, runs of one kind of line end, the
 #   line still arriving and its spill policy, the end-of-stream UTF-8 check).
 # - _interpret.py: the parser generator, interpreting lines in the spec's order, with
-#   the size limit reasoned about in one place.
+#   the size limit reasoned about in one place; with diagnostics=True it also hands
+#   out the Diagnostic items (worded by _diagnostics.py).
 # - _uniform.py: the fast path for runs of same-shaped blocks.
 # - _raw.py: keep_raw's bookkeeping.
 # - _line_by_line.py: the second parser, one line at a time, for a connection that sets
-#   on_oversize, piece_size or diagnostics (the default path pays nothing for them).
+#   on_oversize="skip" or piece_size (the default path pays nothing for them; it is
+#   still to be folded into _interpret.py, issue 20).
 #
 # Invariants kept here:
-# - receive_data() only queues (a copy of a bytearray or memoryview): the parser takes
-#   the chunks in order, never more than once.  The queue is ``_chunk``, the oldest chunk
-#   not yet taken (or None), then ``_later``, a deque of the newer ones, made only while
-#   the caller feeds faster than it drains: None or not empty, and never set while
-#   ``_chunk`` is None.  Memory: an empty deque costs 760 bytes (its first block), a
-#   third of an idle connection, and a connection is fed and drained in turn almost
-#   always; taking from the slot costs no more than a deque's popleft() (counted with
-#   benchmarks/callgrind.py).
-# - Once anything escapes the parser, the connection is failed for good: _error holds
-#   what failed it, the parser never resumes, and every later next_event() and
+# - receive_data() only queues (a copy of a bytearray or memoryview) in the connection's
+#   ChunkQueue; the parser takes the chunks in order, never more than once, and writes
+#   what outlives an item in the StreamState (_stream.py says how both work).  The
+#   parser sees those two and the RawBytes of keep_raw, never the connection.
+# - Once anything escapes the parser, the connection is failed for good: the state's
+#   error holds what failed it, the parser never resumes, and every later next_event() and
 #   receive_data() raises (the class docstring says what).
 # - next_event() as an instance attribute is a C-level call into the parser generator
 #   (no Python frame per item), yet help() shows its contract and it stays sticky
@@ -42,10 +43,9 @@
 from __future__ import annotations
 
 import functools
-from collections import deque
 from collections.abc import Iterator
 from itertools import chain
-from typing import TYPE_CHECKING, Generic, Literal, NoReturn, overload
+from typing import TYPE_CHECKING, ClassVar, Generic, Literal, NoReturn, overload
 
 from ._comment_count import CommentCounter
 from ._contract import (
@@ -65,9 +65,10 @@ from ._events import (
     PiecedEvent,
     SkippedEvent,
 )
-from ._interpret import parse
+from ._interpret import DEFAULT_TUNING, Tuning, parse
 from ._need_data import NEED_DATA, NeedData
 from ._raw import RawBytes
+from ._stream import ChunkQueue, StreamState
 
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
@@ -160,11 +161,13 @@ class PyConnection(Generic[_Extra]):
             (strict mode still checks their UTF-8).  Not with ``keep_raw=True``
             (ValueError: the comments' bytes would be lost).
 
-    A connection that sets on_oversize, piece_size or diagnostics runs a simpler line-by-line
-    parser (6 to 8 times slower than the default one on small events or a huge line,
-    about 10 times on a stream of blank lines, as docs/huge-input.rst measures; the pure
-    core's, whichever core the process uses:
-    :attr:`implementation` says which).
+    Every option runs on this connection's own core (:attr:`implementation` says which;
+    the compiled core runs the opt-in modes itself, at 1.05 to 1.11 times its default
+    path's instructions per item).  On the pure core, a connection that sets
+    ``on_oversize="skip"`` or ``piece_size`` runs a simpler line-by-line parser (6 to 8
+    times slower than the default one on small events or a huge line, about 10 times on
+    a stream of blank lines, as docs/huge-input.rst measures); one that sets
+    ``diagnostics`` alone runs the default parser, without its same-shape fast path.
 
     Failure is final.  Once :meth:`next_event` has raised, whatever it raised, the
     connection is *failed*: it never parses again, and every later
@@ -186,6 +189,12 @@ class PyConnection(Generic[_Extra]):
     accepted; the compiled core also refuses a nested :meth:`take_raw` or
     ``__init__`` with :class:`ValueError` (the pure core's are memory-safe anyway).
     """
+
+    # The parser's test switches (_interpret.Tuning): the line-by-line parser for every
+    # connection, the same-shape fast path, the window size.  Tests set them on a
+    # subclass or for a while (tests/helpers.py's parser_config); every connection made
+    # meanwhile passes them to its parser.
+    _tuning: ClassVar[Tuning] = DEFAULT_TUNING
 
     @overload
     def __init__(
@@ -231,28 +240,24 @@ class PyConnection(Generic[_Extra]):
             errors, last_event_id, max_event_size, on_oversize, piece_size
         )
 
-        self._chunk: bytes | None = None  # the oldest chunk the parser has not taken
-        self._later: deque[bytes] | None = None  # the newer ones (see the header)
-        self._eof = False
-        self._eos: EndOfStream | None = None  # returned on every call once drained
-        self._error: BaseException | None = None  # what failed the connection, once failed
-
-        # What outlives the parsing loop (the rest lives in the parser's locals).
-        # The spec's last event ID string, kept as an exact str (see check_options).
-        self._last_event_id = str.__str__(last_event_id)
-        self._retry: int | None = None  # the spec's reconnection time
-
+        # The doors the parser is given (_stream.py): the chunks received, and what
+        # outlives an item.  (Attributes of the connection, read by receive_data() and
+        # the properties; the parser keeps errors and the limit in its own locals.)
+        self._queue = queue = ChunkQueue(plain=not keep_raw)
+        self._state = state = StreamState(queue, str.__str__(last_event_id))
         # keep_raw mode: the received bytes not yet handed out (None without it).
-        self._raw = RawBytes(limit) if keep_raw else None
+        self._raw = raw = RawBytes(limit) if keep_raw else None
 
-        # _plain: no error, no end of stream, no keep_raw: receive_data() may just queue.
-        self._plain = not keep_raw
         # The parser generator, then, once an exception has ended it, an iterator that
         # raises the sticky error on every call: chain() moves to it when the finished
         # generator gives nothing more, so even a saved conn.next_event goes on raising.
         parser: Iterator[AnyItem | NeedData]
-        if on_oversize == "error" and piece_size is None and not diagnostics:
-            parser = parse(self, last_event_id, strict, limit)
+        tuning = self._tuning
+        if on_oversize == "error" and piece_size is None and not tuning.line_by_line:
+            parser = parse(
+                queue, state, raw, last_event_id, strict, limit, tuning,
+                diagnostics=bool(diagnostics),
+            )  # fmt: skip
         else:
             # Imported only here: most processes never make such a connection, and the
             # line-by-line path with its diagnostics is about a tenth of the package's
@@ -260,13 +265,16 @@ class PyConnection(Generic[_Extra]):
             from ._line_by_line import parse as parse_line_by_line
 
             parser = parse_line_by_line(
-                self,
+                queue,
+                state,
+                raw,
                 last_event_id,
                 strict,
                 limit,
                 skip=on_oversize == "skip",
                 piece_size=piece_size,
                 diagnostics=bool(diagnostics),
+                window=tuning.window,
             )
         if count_comments:
             check_count_comments(keep_raw)
@@ -289,7 +297,7 @@ class PyConnection(Generic[_Extra]):
         without data, so an ``id:``-only block is never lost; never at end of stream.
         Send it as ``Last-Event-ID`` when reconnecting.
         """
-        return self._last_event_id
+        return self._state.last_event_id
 
     @property
     def comment_count(self) -> int:
@@ -301,7 +309,7 @@ class PyConnection(Generic[_Extra]):
     @property
     def implementation(self) -> Literal["compiled", "python"]:
         """Which core parses for this connection: ``"python"`` here (the compiled core
-        says ``"compiled"``, or ``"python"`` when it hands an opt-in mode to this one)."""
+        says ``"compiled"``, whatever the options)."""
         return "python"
 
     @property
@@ -309,7 +317,7 @@ class PyConnection(Generic[_Extra]):
         """The reconnection time in milliseconds (the latest valid ``retry`` field), or
         ``None`` if the stream never set one.  It takes effect as soon as its line is
         complete, even when its block never dispatches an event."""
-        return self._retry
+        return self._state.retry
 
     # ------------------------------------------------------------------ receiving
 
@@ -325,29 +333,24 @@ class PyConnection(Generic[_Extra]):
             RemoteProtocolError: the connection already failed (the same error again).
             TypeError: data is not bytes, bytearray or memoryview.
         """
-        if type(data) is bytes and data and self._plain and self._chunk is None:
-            self._chunk = data  # the common case, kept short
+        queue = self._queue
+        if type(data) is bytes and data and queue.plain and queue.chunk is None:
+            queue.chunk = data  # the common case, kept short
             return
-        if self._error is not None:
+        if self._state.error is not None:
             self._raise_error()
         if type(data) is not bytes:
             if not isinstance(data, (bytearray, memoryview)):
                 raise TypeError(f"receive_data() takes bytes, not {type(data).__name__}")
             data = bytes(data)  # a copy: the caller may reuse its buffer
         if not data:
-            self._eof = True
-            self._plain = False
+            queue.end()
             return
-        if self._eof:
+        if queue.ended:
             raise LocalProtocolError("receive_data() called with data after end of stream")
         if self._raw is not None:
             self._raw.receive(data)
-        if self._chunk is None:
-            self._chunk = data
-        elif self._later is None:
-            self._later = deque((data,))
-        else:
-            self._later.append(data)
+        queue.put(data)
 
     def next_event(self) -> Event | Comment | EndOfStream | _Extra | NeedData:
         """Return the next complete item, or ``NEED_DATA``.
@@ -397,45 +400,11 @@ class PyConnection(Generic[_Extra]):
     def __deepcopy__(self, memo: object) -> NoReturn:
         raise TypeError(NOT_COPYABLE)
 
-    # ------------------------------------------------------------------ the queue
-
-    def _take_chunk(self) -> bytes | None:
-        """The oldest chunk not yet taken, now taken; None when there is none.
-
-        (parse() does the same inline, with _take_later() for the rare part.)
-        """
-        chunk = self._chunk
-        if chunk is not None:
-            self._chunk = None if self._later is None else self._take_later()
-        return chunk
-
-    def _take_later(self) -> bytes:
-        """The oldest of the newer chunks, taken from ``_later``, which must exist."""
-        later = self._later
-        assert later is not None
-        chunk = later.popleft()
-        if not later:
-            self._later = None  # memory: an idle connection holds no deque
-        return chunk
-
-    def _put_back(self, chunk: bytes) -> None:
-        """Put a chunk taken from the queue back at its front (once per stream)."""
-        if self._chunk is not None:
-            if self._later is None:
-                self._later = deque()
-            self._later.appendleft(self._chunk)
-        self._chunk = chunk
-
     # ------------------------------------------------------------------ failure
-
-    def _failed(self, exc: BaseException) -> None:
-        """Record what failed the connection (the parser calls this as it dies)."""
-        self._error = exc
-        self._plain = False
 
     def _raise_error(self) -> NoReturn:
         """Raise again what failed the connection (see the class docstring)."""
-        error = self._error
+        error = self._state.error
         if isinstance(error, RemoteProtocolError):
             raise RemoteProtocolError(str(error), offset=error.offset)
         raise LocalProtocolError(

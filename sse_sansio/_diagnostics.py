@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ._fields import retry_value
+from ._fields import id_value, retry_value
 from ._response import describe_body
 
 __all__ = ["CODES", "SNIFF_BYTES", "discarded_block", "field_diagnostic", "sniff_start"]
@@ -127,7 +127,7 @@ def field_diagnostic(field: str, value: str) -> tuple[str, str] | None:
     if field == "event" or field == "data":
         return None
     if field == "id":
-        if "\0" not in value:
+        if id_value(value) is not None:
             return None
         # Spec: "If the field value does not contain U+0000 NULL, then set the last
         # event ID buffer to the field value.  Otherwise, ignore the field."

@@ -1,9 +1,12 @@
 # The spec's field rules that more than one Python path needs, in one place.
 #
 # Spec: WHATWG HTML, "Server-sent events", 9.2.6 "Interpreting an event stream", the
-# steps to process a field.  The default parser (_interpret.py), the line-by-line one
-# (_line_by_line.py) and the diagnostics (_diagnostics.py) import these; the compiled
-# core (_core.c) has its twin of each, and reads the constants below at import.
+# steps to process a field (event, id, retry).  Every Python path imports these: the
+# default parser (_interpret.py), the line-by-line one (_line_by_line.py) and the
+# diagnostics (_diagnostics.py); the compiled core (_core.c) has its twin of each, and
+# reads the constants below at import.  (uniform_blocks() in _uniform.py reads only
+# blocks without id or retry fields and with non-empty event types, where the rules
+# have nothing to decide.)
 #
 # Invariants: pure functions of a field's value; no state, no import of a parser.
 
@@ -11,7 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["RETRY_MAX", "RETRY_MAX_DIGITS", "retry_value"]
+__all__ = ["RETRY_MAX", "RETRY_MAX_DIGITS", "event_type_of", "id_value", "retry_value"]
 
 #: The most significant digits a reconnection time keeps: int() refuses longer strings
 #: (sys.int_info.default_max_str_digits), and so does str(), so an Event could not
@@ -20,6 +23,27 @@ RETRY_MAX_DIGITS: Final = 4300
 
 #: What a longer retry value is clamped to: the largest number of that many digits.
 RETRY_MAX: Final = 10**RETRY_MAX_DIGITS - 1
+
+
+def event_type_of(value: str) -> str:
+    """Spec: "If the field name is "event": Set the event type buffer to field value."
+
+    Returns the event type buffer, read as dispatch reads it: "Initialize event's type
+    attribute to "message"" and, "If the event type buffer has a value other than the
+    empty string, change the type of the newly created event to equal the value of the
+    event type buffer."  (An empty ``event:`` is "message" from here on.)
+    """
+    return value or "message"
+
+
+def id_value(value: str) -> str | None:
+    """Spec: "If the field name is "id": If the field value does not contain U+0000
+    NULL, then set the last event ID buffer to the field value.  Otherwise, ignore the
+    field."
+
+    Returns the new last event ID buffer, or None to ignore the field.
+    """
+    return None if "\0" in value else value
 
 
 def retry_value(value: str) -> int | None:

@@ -6,7 +6,10 @@
 #
 # Strategy.  parse() is one generator that Connection.next_event() resumes once per
 # item; its locals hold the line loop's state, so handing out an item costs one resume.
-# It takes the queued chunks in order and has _lines.py cut them into windows and lines
+# It sees the connection through two doors (_stream.py): it takes the queued chunks in
+# order from the ChunkQueue, and writes the last event ID, the reconnection time, the
+# EndOfStream and its own failure in the StreamState.  Its test switches come in as a
+# Tuning argument.  It has _lines.py cut the chunks into windows and lines
 # (one C-level split per window).  The work done for every line (the blank line that
 # dispatches, a comment, a data line, the size check) is inline here, because a Python
 # call per line costs about 42 ns; what runs once per window, per stream or rarely (an
@@ -43,10 +46,18 @@
 # - off is always the stream offset of the next byte to walk, and deadline - limit the
 #   offset of the current block's first byte (<= off).
 #
+# Diagnostics (Connection(diagnostics=True)), in the same loop: the spec's rules that
+# ignore a field (an unknown name, an invalid retry, an id holding NUL) and the blank
+# line that ends a block without data each hand out a Diagnostic where they apply; the
+# stream's first line is looked at once, before the loop (_lines.sniff_head()).  The
+# words are _diagnostics.py's.  The default path pays one test of a local in the
+# branches that ignore something and at a blank line that dispatches nothing; a
+# diagnostics connection reads every line in the loop (no uniform_blocks()).
+#
 # Measured, not guessed: each speed trick says why it is there, and the commit that made
 # it gives what it saved in instructions counted by callgrind.
 #
-# Why parse() is long (about 300 lines, nested 7 deep: the try that fails the
+# Why parse() is long (about 350 lines, nested 7 deep: the try that fails the
 # connection, the chunk, window, run and line loops, and two levels of tests in the line
 # loop; comments and the spec's words are a quarter of its lines).  Each shorter shape
 # tried costs about 2% of the 3% the core may lose, and any two of them pass it, counted
@@ -61,17 +72,17 @@
 # - the chunk, window and run loops in a cut_lines() generator with its state in a
 #   __slots__ object (an earlier attempt): about +10%.
 # What moved out of line at no measurable cost: the LF of a CRLF split across windows
-# (_past_lf), the retry field (_retry), big lines (and keep_raw's, _kept_line and
+# (_past_lf), big lines (and keep_raw's, _kept_line and
 # _deferred_event), decoding errors, the end of stream.
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Final, NoReturn
+from typing import TYPE_CHECKING, Final, NamedTuple, NoReturn
 
-from ._events import Comment, EndOfStream, Event
-from ._fields import retry_value
+from ._events import Comment, Diagnostic, EndOfStream, Event
+from ._fields import event_type_of, id_value, retry_value
 from ._lines import (
     SPILL,
     WINDOW,
@@ -79,6 +90,7 @@ from ._lines import (
     count_spill,
     exceeds,
     fail,
+    sniff_head,
     split_window,
     take_bom,
 )
@@ -87,15 +99,28 @@ from ._need_data import NEED_DATA, NeedData
 from ._uniform import MIN_BLOCKS, uniform_blocks
 
 if TYPE_CHECKING:
-    from ._connection import OptInItem
-    from ._connection import PyConnection as Connection
     from ._raw import RawBytes
+    from ._stream import ChunkQueue, StreamState
 
-__all__ = ["FAST_PATH", "parse"]
+__all__ = ["DEFAULT_TUNING", "Tuning", "parse"]
 
-# Whether runs of same-shaped blocks go to uniform_blocks().  Only tests turn it off, to
-# run every input through the line loop; it is read once per connection.
-FAST_PATH = True
+
+class Tuning(NamedTuple):
+    """The parser's test switches, passed to parse() (PyConnection._tuning)."""
+
+    # Whether a connection without opt-in options runs the line-by-line parser
+    # (_line_by_line.py) instead of this one.  Tests turn it on to referee that parser
+    # with the model; PyConnection reads it once per connection.
+    line_by_line: bool = False
+    # Whether runs of same-shaped blocks go to uniform_blocks().  Only tests turn it
+    # off, to run every input through the line loop.
+    fast_path: bool = True
+    # The most bytes split into lines at once (_lines.WINDOW).  Tests set a few bytes,
+    # so that the code at window edges runs on every input.
+    window: int = WINDOW
+
+
+DEFAULT_TUNING: Final = Tuning()
 
 # The data buffer joins every this many lines into one string.
 FOLD_LINES: Final = 256
@@ -105,13 +130,28 @@ BIG_LINE: Final = 64 * 1024
 
 _NO_LIMIT: Final = sys.maxsize
 
-Item = Event | Comment | EndOfStream | NeedData
+Item = Event | Comment | Diagnostic | EndOfStream | NeedData
 
 
 def parse(
-    conn: Connection[OptInItem], last_event_id: str, strict: bool, limit: int
+    queue: ChunkQueue,
+    state: StreamState,
+    raw_store: RawBytes | None,
+    last_event_id: str,
+    strict: bool,
+    limit: int,
+    tuning: Tuning = DEFAULT_TUNING,
+    *,
+    diagnostics: bool = False,
 ) -> Iterator[Item]:
     """The parser: a generator that next_event() resumes once per item.
+
+    It takes chunks from ``queue`` and leaves in ``state`` what outlives an item;
+    ``raw_store`` is keep_raw's bookkeeping, or None.  ``strict`` (errors="strict"),
+    ``limit`` (max_event_size, sys.maxsize for none) and ``last_event_id`` are the
+    Connection's options, checked there; ``tuning`` holds the test switches.
+    ``diagnostics`` (the option) adds Diagnostic items: the look at the stream's
+    first line, one per field line the spec ignores, one per block without data.
 
     The one long function of the package, and the one over the package's bar of about
     100 lines and 5 levels of nesting (see "Why parse() is long" in the module header):
@@ -119,15 +159,17 @@ def parse(
     """
     try:
         decode = bytes.decode if strict else _decode_replace
-        raw_store = conn._raw  # keep_raw's bookkeeping, or None
+        wsize = tuning.window
         # What the line still arriving does past SPILL: its bytes move aside, or in
         # keep_raw mode, whose buffer holds them already, they are only counted.
         spill = copy_spill if raw_store is None else count_spill
         # The fewest lines a run needs before uniform_blocks() is tried (never in
         # keep_raw mode, whose items carry their bytes).
-        batch_from = 2 * MIN_BLOCKS if FAST_PATH and raw_store is None else _NO_LIMIT
+        # (Nor with diagnostics, which look at every field line and block.)
+        batched = tuning.fast_path and raw_store is None and not diagnostics
+        batch_from = 2 * MIN_BLOCKS if batched else _NO_LIMIT
         new = tuple.__new__
-        last_id = last_event_id  # what conn._last_event_id holds
+        last_id = last_event_id  # what state.last_event_id holds
         # The line still arriving (see _lines.py): a bytearray, and its bytes beyond
         # each SPILL in exact-size bytes objects.
         partial = bytearray()
@@ -146,11 +188,23 @@ def parse(
         id_buffer = last_event_id  # the last event ID buffer
         block_retry = None  # a valid retry value in the current block
         event_start = -1  # stream offset of the block's first field line; -1: none yet
+        # Diagnostics: the event_start of the last block that took an id field (blocks
+        # start at different offsets, so it needs no reset at each blank line).
+        id_block = -1
 
-        off, head = yield from take_bom(conn)  # off: where the line being walked starts
+        off, head = yield from take_bom(queue)  # off: where the line being walked starts
         partial += head
         if raw_store is not None:
             raw_store.safe_end = off  # the BOM alone is safe to forward
+        if diagnostics:
+            # Imported here: most processes never ask for diagnostics, and these are a
+            # tenth of the package's import time (python -X importtime, CPython 3.12).
+            from ._diagnostics import SNIFF_BYTES, discarded_block, field_diagnostic, sniff_start
+
+            first_line = yield from sniff_head(queue, head, SNIFF_BYTES)
+            if (seen := sniff_start(first_line)) is not None:
+                yield _diagnostic(seen, off, off + len(first_line), raw_store)
+            del first_line
         deadline = off + limit  # where the block's bytes may not reach past
         room = limit  # deadline - off, as of the end of the last window
         # The length of partial that calls for a look: room - spilled_len, or SPILL if
@@ -160,15 +214,16 @@ def parse(
         cut = 0
 
         while True:
-            chunk = conn._chunk  # (Connection._take_chunk(), inline)
+            chunk = queue.chunk  # (queue.take(), inline)
             if chunk is None:
                 # Nothing left to split: the stream ended, or we wait for bytes.
-                if not conn._eof:
+                if not queue.ended:
                     yield NEED_DATA
                     continue
-                yield _end(conn, [*spilled, partial], off, data_first is not None, strict)
+                cut_event = data_first is not None  # the stream ends inside an event
+                yield _end(state, raw_store, [*spilled, partial], off, cut_event, strict, wsize)
                 continue
-            conn._chunk = None if conn._later is None else conn._take_later()
+            queue.chunk = None if queue.later is None else queue.take_later()
             if 10 not in chunk and 13 not in chunk:
                 partial += chunk
                 skip_lf = False
@@ -179,11 +234,11 @@ def parse(
             size = len(chunk)
             cut = 0
             while cut < size:
-                if size - cut <= WINDOW:
+                if size - cut <= wsize:
                     window = chunk if cut == 0 else chunk[cut:]
                     cut = size
                 else:
-                    window, cut = _cut_window(chunk, cut)
+                    window, cut = _cut_window(chunk, cut, wsize)
                 if skip_lf and window[0] == 10:
                     window = window[1:]
                     off, deadline = _past_lf(raw_store, off, deadline, limit)
@@ -216,7 +271,7 @@ def parse(
                                 if near_limit and off + length > deadline:
                                     exceeds(limit, deadline)
                                 lines[0], off, event_start, deferred = _kept_line(
-                                    raw_store, off, length, strict, event_start, deferred
+                                    raw_store, off, length, strict, event_start, deferred, wsize
                                 )
                             spilled_len = 0
                         else:
@@ -246,7 +301,7 @@ def parse(
                             # value of the last event ID buffer."  (Only an id field changes
                             # the buffer.)
                             if id_buffer is not last_id:
-                                conn._last_event_id = last_id = id_buffer
+                                state.last_event_id = last_id = id_buffer
                             if deferred is not None:
                                 yield _deferred_event(
                                     raw_store,  # type: ignore[arg-type]
@@ -282,10 +337,17 @@ def parse(
                                     ),
                                 )
                                 data_first = data_lines = None
-                            elif raw_store is not None:
+                            elif raw_store is not None or diagnostics:
                                 # Nothing to dispatch (no field, or no data): keep_raw may
-                                # forward the block's bytes.
-                                raw_store.safe_end = off
+                                # forward the block's bytes; diagnostics say why a block
+                                # with fields dispatched nothing.
+                                if raw_store is not None:
+                                    raw_store.safe_end = off
+                                if diagnostics and event_start >= 0:
+                                    seen = discarded_block(
+                                        id_block == event_start, block_retry is not None
+                                    )
+                                    yield _diagnostic(seen, event_start, off, raw_store)
                             # Spec: "If the data buffer is an empty string, set the data
                             # buffer and the event type buffer to the empty string and
                             # return."  (After a dispatch they are empty too.)
@@ -364,22 +426,31 @@ def parse(
                             value = value.removeprefix(" ")
                             if event_start < 0:
                                 event_start = off - tlen - length
-                            # Spec: "If the field name is "event": Set the event type
-                            # buffer to field value."
+                            # The spec's field rules: _fields.py.
                             if field == "event":
-                                event_type = value or "message"
+                                event_type = event_type_of(value)
                                 continue
-                            # Spec: "If the field name is "id": If the field value does
-                            # not contain U+0000 NULL, then set the last event ID buffer
-                            # to the field value.  Otherwise, ignore the field."
+                            # Each field the spec ignores is a Diagnostic, if asked for.
                             if field == "id":
-                                id_buffer = id_buffer if "\0" in value else value
+                                if (new_id := id_value(value)) is not None:
+                                    id_buffer = new_id
+                                    id_block = event_start
+                                elif diagnostics:
+                                    seen = field_diagnostic(field, value)
+                                    yield _diagnostic(seen, off - tlen - length, off, raw_store)
                                 continue
                             if field == "retry":
-                                block_retry = _retry(conn, value, block_retry)
+                                if (new_retry := retry_value(value)) is not None:
+                                    state.retry = block_retry = new_retry
+                                elif diagnostics:
+                                    seen = field_diagnostic(field, value)
+                                    yield _diagnostic(seen, off - tlen - length, off, raw_store)
                                 continue
                             # Spec: "Otherwise: The field is ignored."
                             if field != "data":
+                                if diagnostics:
+                                    seen = field_diagnostic(field, value)
+                                    yield _diagnostic(seen, off - tlen - length, off, raw_store)
                                 continue
                         # Spec: "If the field name is "data": Append the field value to the
                         # data buffer, then append a single U+000A LINE FEED (LF) character."
@@ -410,13 +481,13 @@ def parse(
         # Whatever ended the generator (a protocol error, a signal handler's exception,
         # MemoryError, a bug), its state may be half-updated: the connection is failed
         # for good (Connection's docstring says how it then behaves).
-        conn._failed(exc)
+        state.failed(exc)
         raise
 
 
-def _cut_window(chunk: bytes, cut: int) -> tuple[bytes, int]:
-    """The next window of a chunk longer than WINDOW from ``cut`` on, and its end."""
-    end = cut + WINDOW
+def _cut_window(chunk: bytes, cut: int, wsize: int) -> tuple[bytes, int]:
+    """The next window of a chunk longer than ``wsize`` from ``cut`` on, and its end."""
+    end = cut + wsize
     if chunk[end - 1] == 13 and chunk[end] == 10:
         end += 1  # keep a CRLF whole: only the caller's chunks split one
     return chunk[cut:end], end
@@ -474,6 +545,7 @@ def _kept_line(
     strict: bool,
     event_start: int,
     deferred: list[tuple[int, int]] | None,
+    wsize: int,
 ) -> tuple[bytes, int, int, list[tuple[int, int]] | None]:
     """keep_raw mode: the line at stream ``off`` that spilled, ``length`` bytes long.
 
@@ -494,7 +566,7 @@ def _kept_line(
     # Spec: "If value starts with a U+0020 SPACE character, remove it from value."
     start = off + (6 if raw_store.copy(off + 5, off + 6) == b" " else 5)
     if strict:
-        raw_store.check_utf8(start, end)
+        raw_store.check_utf8(start, end, wsize)
     if deferred is None:
         deferred = []
     deferred.append((start, end))
@@ -538,16 +610,16 @@ def _deferred_event(
     return tuple.__new__(Event, (event_type, data, id_buffer, retry, start, end, out))
 
 
-def _retry(conn: Connection[OptInItem], value: str, block_retry: int | None) -> int | None:
-    """A retry field: set the reconnection time if its value is valid (retry_value).
+def _diagnostic(
+    seen: tuple[str, str] | None, start: int, end: int, raw_store: RawBytes | None
+) -> Diagnostic:
+    """Diagnostics: the item for what a classifier of _diagnostics.py saw.
 
-    Returns the block's retry value: this one if valid, else ``block_retry``.
+    keep_raw: its raw is b"", the line's bytes go out with the next item that hands
+    some out (or take_raw()).
     """
-    retry = retry_value(value)
-    if retry is None:
-        return block_retry
-    conn._retry = retry
-    return retry
+    assert seen is not None  # (the callers ask only where a diagnostic applies)
+    return tuple.__new__(Diagnostic, (*seen, start, end, None if raw_store is None else b""))
 
 
 def _fold(data_lines: list[str], folded: int) -> int:
@@ -562,11 +634,13 @@ def _fold(data_lines: list[str], folded: int) -> int:
 
 
 def _end(
-    conn: Connection[OptInItem],
+    state: StreamState,
+    raw_store: RawBytes | None,
     line: list[bytes | bytearray],
     offset: int,
     partial_event: bool,
     strict: bool,
+    wsize: int,
 ) -> EndOfStream:
     """The stream ended: the EndOfStream to return on every call from now on.
 
@@ -574,16 +648,16 @@ def _end(
     In keep_raw mode, whose buffer holds the line (count_spill() dropped the parser's
     copy of its first bytes), it is read from there.
     """
-    if conn._eos is None:
-        if conn._raw is not None:
-            line = [conn._raw.buf[offset - conn._raw.start :]]
+    if state.eos is None:
+        if raw_store is not None:
+            line = [raw_store.buf[offset - raw_store.start :]]
         # Spec: "Once the end of the file is reached, any pending data must be
         # discarded.  (If the file ends in the middle of an event, before the final
         # empty line, the incomplete event is not dispatched.)"  Strict mode still
         # refuses invalid UTF-8 in what it discards.
         length = sum(map(len, line))
         if strict and length:
-            check_cut_line(line, offset)
-        raw_bytes = None if conn._raw is None else conn._raw.take()
-        conn._eos = tuple.__new__(EndOfStream, (length, partial_event, raw_bytes))
-    return conn._eos
+            check_cut_line(line, offset, wsize)
+        raw_bytes = None if raw_store is None else raw_store.take()
+        state.eos = tuple.__new__(EndOfStream, (length, partial_event, raw_bytes))
+    return state.eos

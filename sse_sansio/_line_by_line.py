@@ -1,4 +1,4 @@
-# The second parser path: one line at a time, for the opt-in modes.
+# The second parser path: one line at a time, for on_oversize="skip" and piece_size.
 #
 # Spec: WHATWG HTML, "Server-sent events", section 9.2.6 "Interpreting an event stream"
 # https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
@@ -8,11 +8,18 @@
 # blocks column by column.  The three opt-in modes need to act *inside* a line or a
 # block: on_oversize="skip" drops a block at the byte where the limit refuses it and
 # goes on; piece_size hands out a data value while its line is still arriving;
-# diagnostics looks at each field line.  Putting those tests in the default path would
-# slow every connection down for the few that ask, so a connection that sets any of the
-# options gets this generator instead (Connection.__init__ chooses, once).  It has the
+# diagnostics looks at each field line.  A connection that sets on_oversize="skip" or
+# piece_size gets this generator (Connection.__init__ chooses, once); diagnostics alone
+# runs on the default parser (_interpret.py), whose per-line step names what the spec
+# ignores, and here only beside the other two (both share _lines.sniff_head() and the
+# classifiers of _diagnostics.py).  Issue 20 folds the other two into _interpret.py as
+# well: measured with benchmarks/callgrind.py on the pure core, this parser costs 2.5 to
+# 5.6 times the default one per item on the default workloads (llm 101,881 against
+# 35,901 instructions per item at 64-byte chunks, 57,620 against 10,911 at 16 KiB), so
+# it cannot be the one Python core.  It has the
 # same contract as _interpret.parse: resumed once per item, yielding items and
-# NEED_DATA, failing the connection through conn._failed() on any exception.
+# NEED_DATA, seeing the connection only through its ChunkQueue and StreamState
+# (_stream.py), failing the stream through state.failed() on any exception.
 #
 # What it costs.  It is spec-literal and simple: a regex search per line end, a few
 # Python calls per line, no same-shape fast path.  Measured against the pure default
@@ -36,8 +43,8 @@
 #   so far; ``line`` holds them, unless the line is dropped (a line longer than the
 #   limit in a skipped block) or streamed (a data line handed out in pieces): then
 #   ``line`` stays empty and memory stays bounded whatever the line's size.
-# - A huge chunk is walked a WINDOW at a time while its bytes are dropped or streamed,
-#   so no copy of it is made whole.
+# - A huge chunk is walked a window (``window`` bytes) at a time while its bytes are
+#   dropped or streamed, so no copy of it is made whole.
 # - Items come in stream order, each as soon as the line end that completes it has
 #   arrived (a piece: as soon as more than piece_size bytes of data wait).
 
@@ -48,7 +55,6 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
 
-from . import _lines
 from ._diagnostics import SNIFF_BYTES, discarded_block, field_diagnostic, sniff_start
 from ._events import (
     AnyItem,
@@ -60,14 +66,13 @@ from ._events import (
     PiecedEvent,
     SkippedEvent,
 )
-from ._fields import retry_value
-from ._lines import check_cut_line, exceeds, fail, take_bom
+from ._fields import event_type_of, id_value, retry_value
+from ._lines import WINDOW, check_cut_line, exceeds, fail, sniff_head, take_bom
 from ._need_data import NEED_DATA, NeedData
 
 if TYPE_CHECKING:
-    from ._connection import OptInItem
-    from ._connection import PyConnection as Connection
     from ._raw import RawBytes
+    from ._stream import ChunkQueue, StreamState
 
 __all__ = ["parse"]
 
@@ -83,7 +88,9 @@ _new = tuple.__new__
 
 
 def parse(
-    conn: Connection[OptInItem],
+    queue: ChunkQueue,
+    state: StreamState,
+    raw: RawBytes | None,
     last_event_id: str,
     strict: bool,
     limit: int,
@@ -91,43 +98,54 @@ def parse(
     skip: bool,
     piece_size: int | None,
     diagnostics: bool,
+    window: int = WINDOW,
 ) -> Iterator[Item]:
     """The line-by-line parser: a generator that next_event() resumes once per item.
 
-    ``strict`` (errors="strict"), ``limit`` (max_event_size, sys.maxsize for none),
-    ``skip``, ``piece_size`` and ``diagnostics`` are Connection's options (checked
-    there): on_oversize="skip", piece_size and diagnostics.
+    It takes chunks from ``queue`` and leaves in ``state`` what outlives an item;
+    ``raw`` is keep_raw's bookkeeping, or None.  ``strict`` (errors="strict"),
+    ``limit`` (max_event_size, sys.maxsize for none), ``skip``, ``piece_size`` and
+    ``diagnostics`` are Connection's options (checked there): on_oversize="skip",
+    piece_size and diagnostics.  ``window`` is a test switch (_interpret.Tuning).
     """
     try:
-        parser = _Parser(conn, last_event_id, strict, limit, skip, piece_size, diagnostics)
-        yield from parser.run()
+        parser = _Parser(state, raw, last_event_id, strict, limit, skip, piece_size)
+        parser.diagnostics = diagnostics
+        parser.window = window
+        yield from parser.run(queue)
     except BaseException as exc:
         # As on the default path: whatever ended the generator, its state may be
         # half-updated, so the connection is failed for good.
-        conn._failed(exc)
+        state.failed(exc)
         raise
 
 
 class _Parser:
-    """The state of one line-by-line parse (the generator's locals, named)."""
+    """The state of one line-by-line parse (the generator's locals, named).
+
+    Speed: 29 attributes.  CPython keeps at most 30 in an instance's shared-key layout;
+    with 31 (the queue and the window added) every attribute access got slower, +10%
+    per item counted by benchmarks/callgrind.py, so the queue is run()'s argument.
+    """
 
     def __init__(
         self,
-        conn: Connection[OptInItem],
+        state: StreamState,
+        raw: RawBytes | None,
         last_event_id: str,
         strict: bool,
         limit: int,
         skip: bool,
         piece_size: int | None,
-        diagnostics: bool,
     ) -> None:
-        self.conn = conn
+        self.state = state
         self.limit = limit
         self.strict = strict
-        self.raw: RawBytes | None = conn._raw
+        self.raw = raw
         self.skip_mode = skip
         self.piece_size = piece_size
-        self.diagnostics = diagnostics
+        self.diagnostics = False
+        self.window = WINDOW
         # The line being assembled (see the module header).
         self.start = 0
         self.length = 0
@@ -144,7 +162,7 @@ class _Parser:
         self.event_type = "message"
         self.id_buffer = last_event_id
         self.block_retry: int | None = None
-        self.id_seen = self.retry_seen = False
+        self.id_seen = False  # (a retry taken: block_retry is not None)
         # The data buffer: texts to join, the second line's on with its LF in front.
         self.data: list[str] = []
         self.folded = 0
@@ -155,20 +173,19 @@ class _Parser:
 
     # ------------------------------------------------------------------ the loop
 
-    def run(self) -> Iterator[Item]:
-        conn = self.conn
-        off, head = yield from take_bom(conn)
+    def run(self, queue: ChunkQueue) -> Iterator[Item]:
+        off, head = yield from take_bom(queue)
         self.start = self.first = self.mark = off
         self.line += head  # only when the stream ended inside what may be a BOM
         self.length = len(head)
         if self.raw is not None:
             self.raw.safe_end = off  # the BOM alone is safe to forward
         if self.diagnostics:
-            yield from self.sniff()
+            yield from self.sniff(queue)
         while True:
-            chunk = conn._take_chunk()
+            chunk = queue.take()
             if chunk is None:
-                if not conn._eof:
+                if not queue.ended:
                     yield NEED_DATA
                     continue
                 yield self.end()
@@ -216,7 +233,7 @@ class _Parser:
     def grow(self, chunk: bytes, lo: int, hi: int) -> Iterator[Item]:
         """The bytes ``chunk[lo:hi]`` continue the line being assembled."""
         while lo < hi:
-            step = min(hi, lo + _lines.WINDOW)  # a window at a time: no big copy
+            step = min(hi, lo + self.window)  # a window at a time: no big copy
             part = chunk[lo:step] if lo or step < len(chunk) else chunk
             self.length += step - lo
             if self.dropped:
@@ -328,13 +345,14 @@ class _Parser:
         """The spec's steps for a field other than data."""
         # Spec: "If the field name is "event": Set the event type buffer to field value."
         if field == "event":
-            self.event_type = value or "message"
+            self.event_type = event_type_of(value)
         # Spec: "If the field name is "id": If the field value does not contain U+0000
         # NULL, then set the last event ID buffer to the field value.  Otherwise, ignore
         # the field."
         elif field == "id":
-            if "\0" not in value:
-                self.id_buffer = value
+            new_id = id_value(value)
+            if new_id is not None:
+                self.id_buffer = new_id
                 self.id_seen = True
         # Spec: "If the field name is "retry": If the field value consists of only
         # ASCII digits, then interpret the field value as an integer in base ten, and
@@ -342,8 +360,7 @@ class _Parser:
         elif field == "retry":
             retry = retry_value(value)
             if retry is not None:
-                self.conn._retry = self.block_retry = retry
-                self.retry_seen = True
+                self.state.retry = self.block_retry = retry
         # Spec: "Otherwise: The field is ignored."
 
     def skipped_line(self, raw: bytes, start: int) -> None:
@@ -434,12 +451,12 @@ class _Parser:
     def dispatch(self, start: int, end: int) -> Iterator[Item]:
         """Spec: "If the line is empty (a blank line): Dispatch the event."."""
         first = self.first
-        conn = self.conn
+        state = self.state
         raw_store = self.raw
         if self.skipping:
             # Spec: "Set the last event ID string of the event source to the value of
             # the last event ID buffer."  The block itself is skipped, its bytes too.
-            conn._last_event_id = self.id_buffer
+            state.last_event_id = self.id_buffer
             self.drop_raw(end)
             yield _new(
                 SkippedEvent,
@@ -453,7 +470,7 @@ class _Parser:
                 ),
             )
         elif self.event_start >= 0:
-            conn._last_event_id = self.id_buffer
+            state.last_event_id = self.id_buffer
             if self.pieced:
                 if any(self.data):
                     yield self.piece(start)
@@ -497,7 +514,7 @@ class _Parser:
         self.skipping = self.has_data = self.pieced = False
         self.data = []
         self.folded = self.data_bytes = 0
-        self.id_seen = self.retry_seen = False
+        self.id_seen = False
         self.event_type = "message"
         self.block_retry = None
         self.event_start = -1
@@ -505,43 +522,20 @@ class _Parser:
     # ------------------------------------------------------------------ keep_raw
 
     def drop_raw(self, upto: int) -> None:
-        """keep_raw, skipped block: forget its bytes before stream offset ``upto``.
-
-        The bytes before ``safe_end`` still wait for take_raw(); the skipped ones after
-        them are cut out of the buffer, and ``start`` moves on by as many, so that the
-        buffer's offsets stay right for everything after the cut.
-        """
-        store = self.raw
-        if store is None or upto <= store.safe_end:
-            return
-        keep = store.safe_end - store.start
-        del store.buf[keep : upto - store.start]
-        store.start += upto - store.safe_end
-        store.safe_end = upto
+        """keep_raw, skipped block: forget its bytes before stream offset ``upto``."""
+        if self.raw is not None:
+            self.raw.drop(upto)
 
     # ------------------------------------------------------------------ diagnostics
 
-    def sniff(self) -> Iterator[Item]:
+    def sniff(self, queue: ChunkQueue) -> Iterator[Item]:
         """Diagnostics: what the stream's first bytes look like (once per stream).
 
         Waits for the first line end (or SNIFF_BYTES, or the end of the stream): no
         item can come before it anyway.  The bytes go back to the front of the queue.
         """
-        conn = self.conn
-        head = bytes(self.line)  # the start of a BOM that the stream's end cut
-        while _LINE_END.search(head) is None and len(head) < SNIFF_BYTES:
-            while (chunk := conn._take_chunk()) is None and not conn._eof:
-                yield NEED_DATA
-            if chunk is None:
-                break
-            head += chunk
-        if head and not self.line:
-            conn._put_back(head)
-        found = _LINE_END.search(head, 0, SNIFF_BYTES)
-        cut = SNIFF_BYTES if found is None else found.end()
-        if head[cut - 1 : cut + 1] == b"\r\n":
-            cut += 1  # a CRLF whole, unless a chunk ended at its CR (the span rule)
-        head = head[:cut]
+        # (self.line: the start of a BOM that the stream's end cut.)
+        head = yield from sniff_head(queue, bytes(self.line), SNIFF_BYTES)
         seen = sniff_start(head)
         if seen is not None:
             yield self.diagnostic(*seen, self.start, self.start + len(head))
@@ -552,7 +546,7 @@ class _Parser:
             yield self.diagnostic(*seen, start, end)
 
     def discarded(self, end: int) -> Iterator[Item]:
-        code, message = discarded_block(self.id_seen, self.retry_seen)
+        code, message = discarded_block(self.id_seen, self.block_retry is not None)
         yield self.diagnostic(code, message, self.event_start, end)
 
     def diagnostic(self, code: str, message: str, start: int, end: int) -> Diagnostic:
@@ -564,16 +558,16 @@ class _Parser:
 
     def end(self) -> EndOfStream:
         """The stream ended: the EndOfStream to return on every call from now on."""
-        conn = self.conn
-        if conn._eos is None:
+        state = self.state
+        if state.eos is None:
             # Spec: "Once the end of the file is reached, any pending data must be
             # discarded."  Strict mode still refuses invalid UTF-8 in what it discards,
             # but not in a line it dropped unread.
             if self.strict and self.streamed:
                 self.decode_part(b"", self.start + self.length, final=True)
             elif self.strict and self.line and not self.skipping:
-                check_cut_line([self.line], self.start)
+                check_cut_line([self.line], self.start, self.window)
             raw_bytes = None if self.raw is None else self.raw.take()
             partial_event = self.has_data or self.skipping
-            conn._eos = _new(EndOfStream, (self.length, partial_event, raw_bytes))
-        return conn._eos
+            state.eos = _new(EndOfStream, (self.length, partial_event, raw_bytes))
+        return state.eos

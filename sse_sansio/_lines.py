@@ -37,8 +37,7 @@ from ._errors import RemoteProtocolError
 from ._need_data import NEED_DATA, NeedData
 
 if TYPE_CHECKING:
-    from ._connection import OptInItem
-    from ._connection import PyConnection as Connection
+    from ._stream import ChunkQueue
 
 __all__ = [
     "SPILL",
@@ -48,21 +47,24 @@ __all__ = [
     "count_spill",
     "exceeds",
     "fail",
+    "sniff_head",
     "spill",
     "split_window",
     "take_bom",
 ]
 
-# The most bytes split into lines at once.  Big enough that the per-window costs (a
-# few C-level searches, one split) vanish against the per-line ones, small enough that
-# the list of lines waiting in a window stays a constant-size allocation.  (Tests set
-# it to a few bytes, so that the code at window edges runs on every input.)
-WINDOW = 64 * 1024
+# The most bytes split into lines at once, by default.  Big enough that the per-window
+# costs (a few C-level searches, one split) vanish against the per-line ones, small
+# enough that the list of lines waiting in a window stays a constant-size allocation.
+# (The parsers take the size as a parameter, _interpret.Tuning: tests pass a few bytes,
+# so that the code at window edges runs on every input.)
+WINDOW: Final = 64 * 1024
 
 # A line still arriving moves to an exact-size bytes object every this many bytes.
 SPILL: Final = 256 * 1024
 
 _BOM: Final = b"\xef\xbb\xbf"
+_LINE_END: Final = re.compile(rb"[\r\n]")
 # A line end that is not part of a CRLF: a CR not followed by LF, an LF not after CR.
 _LONE_LINE_END: Final = re.compile(rb"\r(?!\n)|(?<!\r)\n")
 # A stretch of line-end bytes long enough to hold three line ends or more (see
@@ -85,7 +87,7 @@ def exceeds(limit: int, offset: int) -> NoReturn:
     fail(f"event exceeds max_event_size={limit} bytes", offset)
 
 
-def take_bom(conn: Connection[OptInItem]) -> Generator[NeedData, None, tuple[int, bytes]]:
+def take_bom(queue: ChunkQueue) -> Generator[NeedData, None, tuple[int, bytes]]:
     """Wait for the stream's first bytes; drop a leading BOM.  Once per stream.
 
     Spec (Encoding, "UTF-8 decode"): a leading BOM is dropped, only at the very start
@@ -95,12 +97,12 @@ def take_bom(conn: Connection[OptInItem]) -> Generator[NeedData, None, tuple[int
     BOM's length (0 or 3) and, when the stream ended inside what may have been a BOM,
     those bytes: the start of the line still arriving, which is not a line yet (no
     limit applies; strict mode refuses it as a cut sequence).  Other bytes go back to
-    the front of the connection's queue.
+    the front of the queue.
     """
     head = b""
     while len(head) < 3 and _BOM.startswith(head):
-        while (chunk := conn._take_chunk()) is None:
-            if conn._eof:
+        while (chunk := queue.take()) is None:
+            if queue.ended:
                 return 0, head  # the stream ended inside what may have been a BOM
             yield NEED_DATA
         head += chunk
@@ -110,8 +112,33 @@ def take_bom(conn: Connection[OptInItem]) -> Generator[NeedData, None, tuple[int
     else:
         skipped = 0
     if head:
-        conn._put_back(head)
+        queue.put_back(head)
     return skipped, b""
+
+
+def sniff_head(queue: ChunkQueue, head: bytes, most: int) -> Generator[NeedData, None, bytes]:
+    """Diagnostics: the stream's first line, to tell what the stream looks like.  Once.
+
+    Waits for the first line end (or ``most`` bytes, or the end of the stream): no item
+    can come before it anyway.  ``head`` is what take_bom() returned (the start of a
+    BOM that the stream's end cut, else b"").  Returns the bytes up to and with that
+    line end (a CRLF whole, unless a chunk ended at its CR: the span rule), at most
+    ``most``; the bytes taken from the queue go back to its front, joined.
+    """
+    taken = head
+    while _LINE_END.search(taken) is None and len(taken) < most:
+        while (chunk := queue.take()) is None and not queue.ended:
+            yield NEED_DATA
+        if chunk is None:
+            break
+        taken += chunk
+    if taken and not head:
+        queue.put_back(taken)
+    found = _LINE_END.search(taken, 0, most)
+    cut = most if found is None else found.end()
+    if taken[cut - 1 : cut + 1] == b"\r\n":
+        cut += 1
+    return taken[:cut]
 
 
 def split_window(window: bytes) -> Runs:
@@ -230,18 +257,20 @@ def count_spill(
     return spilled_len + length
 
 
-def check_cut_line(line: list[bytes | bytearray], offset: int) -> None:
+def check_cut_line(line: list[bytes | bytearray], offset: int, window: int = WINDOW) -> None:
     """Strict mode: refuse invalid UTF-8 in the line the end of the stream cut off.
 
     ``line`` is that line in pieces, starting at stream ``offset``.
     """
-    check_utf8(line, offset, "invalid UTF-8 at end of stream")
+    check_utf8(line, offset, "invalid UTF-8 at end of stream", window)
 
 
-def check_utf8(pieces: Sequence[bytes | bytearray | memoryview], offset: int, what: str) -> None:
+def check_utf8(
+    pieces: Sequence[bytes | bytearray | memoryview], offset: int, what: str, window: int = WINDOW
+) -> None:
     """Strict mode: refuse invalid UTF-8 in ``pieces``, which start at stream ``offset``.
 
-    They are checked a window at a time, never copied whole: a huge line would
+    They are checked ``window`` bytes at a time, never copied whole: a huge line would
     otherwise be held twice over.  The error (``what`` and the reason) is the one a
     decode of their whole, at the same offset.
     """
@@ -250,10 +279,10 @@ def check_utf8(pieces: Sequence[bytes | bytearray | memoryview], offset: int, wh
     done = 0  # bytes checked so far
     for part in pieces:
         with memoryview(part) as view:
-            for start in range(0, len(view), WINDOW):
+            for start in range(0, len(view), window):
                 # Each view is released as soon as it is done: one left to the garbage
                 # collector would keep keep_raw's bytearray from growing (BufferError).
-                with view[start : start + WINDOW] as piece:
+                with view[start : start + window] as piece:
                     pending = decoder.getstate()[0]  # an unfinished sequence
                     try:
                         decoder.decode(piece, final=done + len(piece) == length)

@@ -30,7 +30,7 @@
 from __future__ import annotations
 
 from ._errors import LocalProtocolError
-from ._lines import check_utf8
+from ._lines import WINDOW, check_utf8
 
 __all__ = ["RawBytes"]
 
@@ -75,15 +75,31 @@ class RawBytes:
         """The bytes that are safe to forward now (take_raw())."""
         return self.hand_out(self.safe_end)
 
+    def drop(self, upto: int) -> None:
+        """Forget the bytes from ``safe_end`` up to stream offset ``upto`` (a skipped
+        block's, on_oversize="skip"), if any.
+
+        The bytes before ``safe_end`` still wait for take(); the dropped ones are cut
+        out of the buffer, and ``start`` moves on by as many, so that the buffer's
+        offsets stay right for everything after the cut.
+        """
+        if upto <= self.safe_end:
+            return
+        keep = self.safe_end - self.start
+        del self.buf[keep : upto - self.start]
+        self.start += upto - self.safe_end
+        self.safe_end = upto
+
     def copy(self, start: int, end: int) -> bytes:
         """The kept bytes from stream offset ``start`` to ``end``, still kept."""
         with memoryview(self.buf) as view:
             return view[start - self.start : end - self.start].tobytes()
 
-    def check_utf8(self, start: int, end: int) -> None:
+    def check_utf8(self, start: int, end: int, window: int = WINDOW) -> None:
         """Strict mode: refuse invalid UTF-8 in the kept bytes from ``start`` to ``end``.
 
-        The error is the one decoding them at once gives, at the same stream offset.
+        The error is the one decoding them at once gives, at the same stream offset
+        (checked ``window`` bytes at a time, the parser's window).
         """
         with memoryview(self.buf) as view, view[start - self.start : end - self.start] as kept:
-            check_utf8([kept], start, "invalid UTF-8")
+            check_utf8([kept], start, "invalid UTF-8", window)

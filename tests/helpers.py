@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from sse_sansio import Connection, ReceivedItem, RemoteProtocolError, _interpret, _lines
+from sse_sansio import Connection, ReceivedItem, RemoteProtocolError
+from sse_sansio._connection import PyConnection
+from sse_sansio._interpret import Tuning
 from sse_sansio.testing import _drain, _feed
 
 
@@ -39,19 +41,21 @@ def feed(chunks: Iterable[bytes], **options: Any) -> tuple[list[ReceivedItem], C
 
 @contextmanager
 def parser_config(*, fast_path: bool = True, window: int | None = None) -> Iterator[None]:
-    """Run the parser with the same-shape fast path off, or with tiny windows.
+    """Run the pure parser with the same-shape fast path off, or with tiny windows.
 
-    Both are module globals that a Connection reads when it is made (the fast path) or
-    at each window (its size), so switching them costs the hot path nothing.
+    Both are parameters of the parser (_interpret.Tuning); every pure connection made
+    meanwhile passes PyConnection._tuning to its parser, so this sets that one class
+    attribute and switching costs the hot path nothing.
     """
-    saved = (_interpret.FAST_PATH, _interpret.WINDOW, _lines.WINDOW)  # type: ignore[attr-defined]
-    _interpret.FAST_PATH = fast_path
+    saved = PyConnection._tuning
+    tuning = Tuning(fast_path=fast_path)
     if window is not None:
-        _interpret.WINDOW = _lines.WINDOW = window  # type: ignore[attr-defined]
+        tuning = tuning._replace(window=window)
+    PyConnection._tuning = tuning
     try:
         yield
     finally:
-        _interpret.FAST_PATH, _interpret.WINDOW, _lines.WINDOW = saved  # type: ignore[attr-defined]
+        PyConnection._tuning = saved
 
 
 #: The configurations the differential tests run in: everything on, the fast path off

@@ -23,8 +23,8 @@ from sse_sansio import (
     EndOfStream,
     Event,
     RemoteProtocolError,
-    _lines,
 )
+from sse_sansio._connection import PyConnection
 
 from .helpers import parser_config
 from .model import interpret
@@ -179,7 +179,7 @@ def test_the_strict_check_of_a_deferred_value_at_tiny_windows() -> None:
     value = "é中😀".encode() * (SPILL // 9) + b"\xf0\x9f\x98" + b"(" + b"b" * SPILL
     stream = b"data: " + value + b"\n\n"
     with parser_config(window=7):
-        assert _lines.WINDOW == 7
+        assert PyConnection._tuning.window == 7
         for errors in ("strict", "replace"):
             check(stream, errors=errors, max_event_size=None)
 

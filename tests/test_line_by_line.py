@@ -1,16 +1,16 @@
 """The line-by-line parser (sse_sansio/_line_by_line.py) against the model and the default path.
 
-A connection that sets on_oversize, piece_size or diagnostics runs this second parser.
-With none of the new behaviour in play it must be indistinguishable from the default
-path: the same items (values, spans, raw bytes), the same take_raw() bytes, the same
-error at the same offset, the same last_event_id and retry.  Here it is forced on a
-plain connection (the parser Connection picks is swapped), so the existing reference
-model referees it, under the same configurations and chunkings as the default path.
+A connection that sets on_oversize or piece_size runs this second parser.  With none
+of the new behaviour in play it must be indistinguishable from the default path: the
+same items (values, spans, raw bytes), the same take_raw() bytes, the same error at the
+same offset, the same last_event_id and retry.  Here it is forced on a plain connection
+(a test switch of the parser, Tuning.line_by_line, makes the connection pick it), so
+the existing reference model referees it, under the same chunkings as the default path.
+Diagnostics, which both parsers hand out, must agree between the two as well.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,10 +26,8 @@ from sse_sansio import (
     EndOfStream,
     Event,
     RemoteProtocolError,
-    _connection,
-    _line_by_line,
 )
-from sse_sansio._connection import Connection
+from sse_sansio._connection import Connection, PyConnection
 
 from .model import MComment, MEnd, MError, MEvent, ModelResult, interpret
 from .strategies import chunked, max_event_sizes, streams
@@ -39,14 +37,14 @@ _BUDGET = settings().max_examples
 
 @contextmanager
 def forced() -> Iterator[None]:
-    """Every Connection made inside runs the line-by-line parser."""
-    saved = getattr(_connection, "parse")  # noqa: B009 (not exported: mypy)
-    plain = functools.partial(_line_by_line.parse, skip=False, piece_size=None, diagnostics=False)
-    setattr(_connection, "parse", plain)  # noqa: B010
+    """Every pure Connection made inside runs the line-by-line parser (a test switch of
+    the parser, _interpret.Tuning, that PyConnection passes on)."""
+    saved = PyConnection._tuning
+    PyConnection._tuning = saved._replace(line_by_line=True)
     try:
         yield
     finally:
-        setattr(_connection, "parse", saved)  # noqa: B010
+        PyConnection._tuning = saved
 
 
 def run(chunks: list[bytes], **options: Any) -> tuple[ModelResult, list[Any]]:
@@ -145,7 +143,7 @@ def test_split_crlfs_in_keep_raw_mode(stream: bytes) -> None:
 
 
 def test_the_end_of_stream_is_returned_again() -> None:
-    conn = Connection(diagnostics=True)
+    conn = Connection(on_oversize="skip")
     conn.receive_data(b"data: x\n")
     conn.receive_data(b"")
     assert conn.next_event() == EndOfStream(partial_line=0, partial_event=True)
@@ -154,7 +152,7 @@ def test_the_end_of_stream_is_returned_again() -> None:
 
 def test_many_data_lines_are_folded_into_one_text() -> None:
     stream = b"data: ab\n" * 1000 + b"\n"
-    conn = Connection(diagnostics=True)
+    conn = Connection(on_oversize="skip")
     conn.receive_data(stream)
     assert conn.next_event() == Event(data="\n".join(["ab"] * 1000))
 
@@ -162,3 +160,51 @@ def test_many_data_lines_are_folded_into_one_text() -> None:
 def test_a_connection_says_which_core_parses_it() -> None:
     assert Connection().implementation == "python"
     assert Connection(on_oversize="skip").implementation == "python"
+
+
+# ------------------------------------------------ diagnostics on both Python parsers
+
+# diagnostics=True alone runs the default parser; with on_oversize="skip" and no limit
+# (so that nothing is ever skipped) it runs the line-by-line one.  Both must hand out
+# the same Diagnostic items, at the same places among the other items, with the same
+# raw bytes, the same error and the same state.
+
+
+def _diagnosed(chunks: list[bytes], **options: Any) -> list[Any]:
+    """Every item with its raw bytes, take_raw()'s bytes, the error, the state."""
+    conn = Connection(diagnostics=True, max_event_size=None, **options)
+    trace: list[Any] = []
+    try:
+        for chunk in [*chunks, b""]:
+            conn.receive_data(chunk)
+            while (item := conn.next_event()) is not NEED_DATA:
+                trace.append((item, item.raw))
+                if isinstance(item, EndOfStream):
+                    break
+            if options.get("keep_raw"):
+                trace.append(conn.take_raw())
+    except RemoteProtocolError as exc:
+        trace.append((str(exc), exc.offset))
+    return [*trace, conn.last_event_id, conn.retry]
+
+
+@settings(
+    max_examples=max(25, _BUDGET // 4),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data(), stream=streams())
+@example(data=None, stream=b"HTTP/1.1 200 OK\r\nid: a\0b\r\nretry: x\r\nfoo: 1\r\n\r\n")
+@example(data=None, stream=b"id: 1\nretry: 5\n\ndata: x\n\n\xef\xbb")
+@example(data=None, stream=b"\xef\xbb")
+def test_diagnostics_are_the_same_on_both_parsers(data: Any, stream: bytes) -> None:
+    chunkings = [[stream] if stream else []]
+    if data is not None:
+        chunkings.append(data.draw(chunked(stream), label="chunks"))
+        chunkings.append([stream[i : i + 1] for i in range(len(stream))][:600])
+    for chunks in chunkings:
+        for keep_raw in (False, True):
+            for errors in ("strict", "replace"):
+                want = _diagnosed(chunks, errors=errors, keep_raw=keep_raw, on_oversize="skip")
+                got = _diagnosed(chunks, errors=errors, keep_raw=keep_raw)
+                assert got == want, chunks
