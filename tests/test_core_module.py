@@ -30,7 +30,7 @@ pytestmark = needs_core
 STREAM = b": hi\ndata: one\nid: 7\n\ndata: two\n\n"
 
 
-def _drain(conn: Any) -> list[object]:
+def _drain(conn: Any) -> list[Any]:
     conn.receive_data(STREAM)
     conn.receive_data(b"")
     items = []
@@ -41,9 +41,11 @@ def _drain(conn: Any) -> list[object]:
 
 def _fresh_module() -> ModuleType:
     """A second module object executed from the same extension file."""
-    assert CORE is not None and CORE.__spec__ is not None
+    assert CORE is not None
+    assert CORE.__spec__ is not None
     spec = importlib.util.spec_from_file_location("sse_sansio._core", CORE.__spec__.origin)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -280,6 +280,24 @@ def test_fragments_of_other_shapes_are_ignored() -> None:
         assert answer_of("anthropic", block).text == text
 
 
+def _responses_call(index: Any) -> bytes:
+    item = {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}
+    events = b""
+    for kind in ("response.output_item.added", "response.output_item.done"):
+        events += s.named({"type": kind, "output_index": index, "item": item})
+    delta = {"type": "response.function_call_arguments.delta", "output_index": index}
+    return events + s.named({**delta, "delta": "x"})
+
+
+@pytest.mark.parametrize("index", [[], {}, "0", None, 1.5])
+def test_a_responses_call_whose_output_index_is_no_number_is_dropped(index: Any) -> None:
+    # Found by hypothesis: {"output_index": []} was used as a dict key (TypeError).
+    assert answer_of("openai-responses", _responses_call(index)).tool_calls == ()
+    # The same events with a number for the index make the call.
+    (call,) = answer_of("openai-responses", _responses_call(0)).tool_calls
+    assert call.name == "f"
+
+
 def test_arguments_too_deep_to_encode_are_empty() -> None:
     parts = Parts()
     nested: list[Any] = []

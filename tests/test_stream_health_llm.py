@@ -65,6 +65,10 @@ PROGRESS_CASES = [
     ("gemini", _event({"promptFeedback": {"blockReason": "SAFETY"}}), True),
     ("gemini", _event({"candidates": [1]}), False),
     ("anthropic", Event(type="content_block_delta", data="not json"), True),
+    # A type that is no string (a list is unhashable) moves nothing and never raises.
+    ("anthropic", _event({"type": ["content_block_delta"]}), False),
+    ("openai-responses", _event({"type": ["response.output_text.delta"]}), False),
+    ("auto", _event({"type": [], "error": None}), True),
 ]
 
 

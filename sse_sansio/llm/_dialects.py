@@ -384,9 +384,10 @@ class OpenAIResponses(Dialect):
             item = _get(payload, "item")
             if _get(item, "type") != "function_call":
                 return
-            call = parts.call(
-                _get(payload, "output_index"), id=_get(item, "call_id"), name=_get(item, "name")
-            )
+            index = _get(payload, "output_index")
+            if not isinstance(index, int):
+                return  # a call's key is its place in the output, a number
+            call = parts.call(index, id=_get(item, "call_id"), name=_get(item, "name"))
             if kind == "response.output_item.done":
                 self._done(call, _get(item, "arguments"))
         elif kind in (
@@ -394,7 +395,7 @@ class OpenAIResponses(Dialect):
             "response.function_call_arguments.done",
         ):
             key = _get(payload, "output_index")
-            if not parts.known(key):
+            if not isinstance(key, int) or not parts.known(key):
                 return
             if kind.endswith(".delta"):
                 parts.add_arguments(key, _get(payload, "delta"))
@@ -727,7 +728,9 @@ class Auto(Dialect):
 def _detect_payload(payload: Any) -> Dialect | None:
     """The dialect a JSON payload's shape belongs to, or None when it says nothing."""
     kind = _get(payload, "type")
-    if isinstance(kind, str) and kind.startswith("response."):
+    if not isinstance(kind, str):
+        kind = None  # a type that is no string names no dialect (and may be unhashable)
+    elif kind.startswith("response."):
         return OpenAIResponses()
     if kind in _ANTHROPIC_ONLY:
         return Anthropic()

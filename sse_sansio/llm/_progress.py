@@ -82,7 +82,8 @@ def _responses(event: Event, payload: Any) -> bool:
 
 
 def _anthropic(event: Event, payload: Any) -> bool:
-    return bool(_kind(event, payload) in _ANTHROPIC_MOVES)
+    kind = _kind(event, payload)
+    return isinstance(kind, str) and kind in _ANTHROPIC_MOVES  # a list is unhashable
 
 
 def _gemini(event: Event, payload: Any) -> bool:
