@@ -318,8 +318,9 @@ class ReconnectPlanner:
         if the server set one, else ``initial_delay``."""
         if self._retry is None:
             return self._initial_delay
-        # Clamped while still an exact int: retry: 1 and 400 zeros would overflow a float.
-        return min(self._retry, self._max_retry * 1000) / 1000
+        # Clamped while still an exact int: retry: 1 and 400 zeros would overflow a float;
+        # and again in seconds, since max_retry * 1000 / 1000 may round above max_retry.
+        return min(min(self._retry, self._max_retry * 1000) / 1000, self._max_retry)
 
     @property
     def failures(self) -> int:

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sse_sansio import (
@@ -606,6 +606,22 @@ PLANNERS = st.fixed_dictionaries(
 
 
 @given(options=PLANNERS, steps=STEPS, seed=st.integers())
+@example(  # found by hypothesis: 33001 ms clamped to max_retry * 1000 / 1000 rounded up
+    options={
+        "mode": "eventsource",
+        "initial_delay": 0.0,
+        "max_delay": 0.0,
+        "max_retry": 33.0006434814909,
+        "backoff": 1.0,
+        "jitter": 0.0,
+        "reset_after": None,
+        "reset_on_event": False,
+        "max_attempts": None,
+        "retry_statuses": (),
+    },
+    steps=[(None, 0.0, 0, 33001, "", False, False)],
+    seed=0,
+)
 def test_no_sequence_reconnects_after_a_stop_and_delays_stay_in_bounds(
     options: dict[str, Any], steps: list[Any], seed: int
 ) -> None:
