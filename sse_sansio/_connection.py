@@ -165,8 +165,8 @@ class PyConnection(Generic[_Extra]):
     the compiled core runs the opt-in modes itself, at 1.05 to 1.11 times its default
     path's instructions per item).  On the pure core, a connection that sets
     ``on_oversize="skip"`` or ``piece_size`` runs a simpler line-by-line parser (6 to 8
-    times slower than the default one on small events or a huge line, about 10 times on
-    a stream of blank lines, as docs/huge-input.rst measures); one that sets
+    times slower than the default one on small events or a huge line, about 10 times on a
+    stream of blank lines, as docs/huge-input.rst measures); one that sets
     ``diagnostics`` alone runs the default parser, without its same-shape fast path.
 
     Failure is final.  Once :meth:`next_event` has raised, whatever it raised, the
