@@ -33,7 +33,7 @@
  *
  * The opt-in modes (on_oversize="skip", piece_size, diagnostics=True) run in a second
  * walker, parse_modes() (_core_modes.h), which follows _line_by_line.py step
- * for step: the line goes through grow() a window (_lines.WINDOW, read when the
+ * for step: the line goes through grow() a window (the pure core's window, read when the
  * connection is made) at a time, then complete(); the size limit counts from `mark`,
  * which moves past each DataPiece; a skipped block keeps only its event, id and retry
  * lines, drops a line longer than the limit whole and, with keep_raw, cuts its bytes
@@ -120,9 +120,11 @@ typedef struct {
     Py_ssize_t retry_max_digits;
     PyObject *str_error, *str_skip, *str_compiled;
     /* For the opt-in modes: their items, the diagnostics' classifiers (_diagnostics.py),
-     * the sniff's length, and _lines.py, whose WINDOW a connection reads when made. */
+     * the sniff's length, and the pure class, whose _tuning.window (the parser's test
+     * switch, _interpret.Tuning) a connection reads when made. */
     PyTypeObject *SkippedEventType, *DataPieceType, *PiecedEventType, *DiagnosticType;
-    PyObject *sniff_start, *field_diagnostic, *discarded_block, *lines_module, *str_WINDOW;
+    PyObject *sniff_start, *field_diagnostic, *discarded_block, *pure_class, *str_tuning,
+        *str_window;
     Py_ssize_t sniff_bytes;
 } CoreState;
 
@@ -192,7 +194,7 @@ typedef struct {
     Py_ssize_t raw_start, raw_from, safe_end;
     /* The opt-in modes' sizes and offsets. */
     Py_ssize_t piece_size; /* 0: none */
-    Py_ssize_t window;     /* _lines.WINDOW when the connection was made */
+    Py_ssize_t window;     /* PyConnection._tuning.window when the connection was made */
     Py_ssize_t length;     /* bytes of the line being assembled */
     Py_ssize_t covered;    /* where the bytes the pieces handed out end */
     Py_ssize_t data_bytes; /* bytes of data not handed out yet, LFs included */
@@ -343,13 +345,17 @@ set_modes(Conn *c, PyObject *on_oversize, PyObject *piece_size, PyObject *diagno
     c->piece_size = piece;
     c->modes = skip || diag || piece;
     if (c->modes) {
-        /* The pure core reads it at each window; tests make it tiny around a test. */
-        PyObject *window = PyObject_GetAttr(c->st->lines_module, c->st->str_WINDOW);
+        /* The pure core's window (_interpret.Tuning.window, _lines.WINDOW unless a test
+         * sets PyConnection._tuning), so that pieces split where the pure core's do. */
+        PyObject *tuning = PyObject_GetAttr(c->st->pure_class, c->st->str_tuning);
+        PyObject *window = tuning ? PyObject_GetAttr(tuning, c->st->str_window) : NULL;
+        Py_XDECREF(tuning);
         c->window = window ? PyLong_AsSsize_t(window) : -1;
         Py_XDECREF(window);
         if (c->window < 1) {
             if (!PyErr_Occurred()) {
-                PyErr_SetString(PyExc_SystemError, "sse_sansio: _lines.WINDOW must be positive");
+                PyErr_SetString(PyExc_SystemError,
+                                "sse_sansio: the parser window must be positive");
             }
             return -1;
         }
@@ -1592,8 +1598,9 @@ load_state(CoreState *st)
         (st->discarded_block = import_attr("sse_sansio._diagnostics", "discarded_block")) == NULL ||
         (sniff = import_attr("sse_sansio._diagnostics", "SNIFF_BYTES")) == NULL ||
         (st->sniff_bytes = PyLong_AsSsize_t(sniff)) == -1 ||
-        (st->lines_module = PyImport_ImportModule("sse_sansio._lines")) == NULL ||
-        (st->str_WINDOW = PyUnicode_InternFromString("WINDOW")) == NULL ||
+        (st->pure_class = import_attr("sse_sansio._connection", "PyConnection")) == NULL ||
+        (st->str_tuning = PyUnicode_InternFromString("_tuning")) == NULL ||
+        (st->str_window = PyUnicode_InternFromString("window")) == NULL ||
         (st->check_count_comments = import_attr("sse_sansio._contract", "check_count_comments")) ==
             NULL ||
         (st->check_options = import_attr("sse_sansio._contract", "check_options")) == NULL ||
@@ -1664,7 +1671,8 @@ static const size_t state_objects[] = {
     offsetof(CoreState, DataPieceType),      offsetof(CoreState, PiecedEventType),
     offsetof(CoreState, DiagnosticType),     offsetof(CoreState, sniff_start),
     offsetof(CoreState, field_diagnostic),   offsetof(CoreState, discarded_block),
-    offsetof(CoreState, lines_module),       offsetof(CoreState, str_WINDOW),
+    offsetof(CoreState, pure_class),         offsetof(CoreState, str_tuning),
+    offsetof(CoreState, str_window),
 };
 
 #define STATE_OBJECT(st, i) ((PyObject **)((char *)(st) + state_objects[i]))

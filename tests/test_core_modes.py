@@ -245,7 +245,7 @@ def test_the_options_through_both_cores(stream: bytes, options: dict[str, Any]) 
 @pytest.mark.parametrize("window", [1, 4, 7])
 def test_the_window_is_read_when_the_connection_is_made(window: int) -> None:
     # A streamed value goes out a window at a time: the pieces' edges follow
-    # _lines.WINDOW in both cores.
+    # the parser's window (PyConnection._tuning.window) in both cores.
     stream = b"data: " + b"w" * 40 + b"\n\n"
     with parser_config(window=window):
         ours = _observe(compiled, [stream], piece_size=2)

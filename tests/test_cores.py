@@ -292,9 +292,9 @@ def test_cores_agree_on_the_corpus_in_the_opt_in_modes(
 def test_cores_agree_in_the_opt_in_modes_at_tiny_windows(
     data: st.DataObject, stream: bytes, options: dict[str, Any], window: int
 ) -> None:
-    # The opt-in modes walk a line a window (_lines.WINDOW) at a time: pieces, dropped
-    # lines and the limit happen at window edges, which the compiled core reads when a
-    # connection is made.
+    # The opt-in modes walk a line a window (PyConnection._tuning.window) at a time:
+    # pieces, dropped lines and the limit happen at window edges, which the compiled core
+    # reads when a connection is made.
     chunks = data.draw(chunked(stream))
     with parser_config(window=window):
         assert_same(chunks, **{**options, "on_oversize": "skip"})
