@@ -24,9 +24,8 @@
 #   out the Diagnostic items (worded by _diagnostics.py).
 # - _uniform.py: the fast path for runs of same-shaped blocks.
 # - _raw.py: keep_raw's bookkeeping.
-# - _line_by_line.py: the second parser, one line at a time, for a connection that sets
-#   on_oversize="skip" or piece_size (the default path pays nothing for them; it is
-#   still to be folded into _interpret.py, issue 20).
+# - _modes.py: on_oversize="skip" and piece_size, for a block that the parser hands
+#   over as it grows near the limit or piece_size (the rest of its lines go there).
 #
 # Invariants kept here:
 # - receive_data() only queues (a copy of a bytearray or memoryview) in the connection's
@@ -163,11 +162,11 @@ class PyConnection(Generic[_Extra]):
 
     Every option runs on this connection's own core (:attr:`implementation` says which;
     the compiled core runs the opt-in modes itself, at 1.05 to 1.11 times its default
-    path's instructions per item).  On the pure core, a connection that sets
-    ``on_oversize="skip"`` or ``piece_size`` runs a simpler line-by-line parser (6 to 8
-    times slower than the default one on small events or a huge line, about 10 times on a
-    stream of blank lines, as docs/huge-input.rst measures); one that sets
-    ``diagnostics`` alone runs the default parser, without its same-shape fast path.
+    path's instructions per item).  On the pure core every option runs on its one
+    parser: ``on_oversize="skip"`` and ``piece_size`` read a block line by line only
+    once it grows near ``max_event_size`` or ``piece_size`` (a skip connection costs what
+    the default path costs on blocks short of the limit, within 1%, as
+    docs/huge-input.rst measures); ``diagnostics`` turns off the same-shape fast path.
 
     Failure is final.  Once :meth:`next_event` has raised, whatever it raised, the
     connection is *failed*: it never parses again, and every later
@@ -190,8 +189,8 @@ class PyConnection(Generic[_Extra]):
     ``__init__`` with :class:`ValueError` (the pure core's are memory-safe anyway).
     """
 
-    # The parser's test switches (_interpret.Tuning): the line-by-line parser for every
-    # connection, the same-shape fast path, the window size.  Tests set them on a
+    # The parser's test switches (_interpret.Tuning): where a block goes to the opt-in
+    # modes' rules, the same-shape fast path, the window size.  Tests set them on a
     # subclass or for a while (tests/helpers.py's parser_config); every connection made
     # meanwhile passes them to its parser.
     _tuning: ClassVar[Tuning] = DEFAULT_TUNING
@@ -252,30 +251,10 @@ class PyConnection(Generic[_Extra]):
         # raises the sticky error on every call: chain() moves to it when the finished
         # generator gives nothing more, so even a saved conn.next_event goes on raising.
         parser: Iterator[AnyItem | NeedData]
-        tuning = self._tuning
-        if on_oversize == "error" and piece_size is None and not tuning.line_by_line:
-            parser = parse(
-                queue, state, raw, last_event_id, strict, limit, tuning,
-                diagnostics=bool(diagnostics),
-            )  # fmt: skip
-        else:
-            # Imported only here: most processes never make such a connection, and the
-            # line-by-line path with its diagnostics is about a tenth of the package's
-            # import time (python -X importtime, CPython 3.12).
-            from ._line_by_line import parse as parse_line_by_line
-
-            parser = parse_line_by_line(
-                queue,
-                state,
-                raw,
-                last_event_id,
-                strict,
-                limit,
-                skip=on_oversize == "skip",
-                piece_size=piece_size,
-                diagnostics=bool(diagnostics),
-                window=tuning.window,
-            )
+        parser = parse(
+            queue, state, raw, last_event_id, strict, limit, self._tuning,
+            diagnostics=bool(diagnostics), skip=on_oversize == "skip", piece_size=piece_size,
+        )  # fmt: skip
         if count_comments:
             check_count_comments(keep_raw)
             # (An attribute only then: the default connection's dict stays as small.)

@@ -54,12 +54,26 @@
 # branches that ignore something and at a blank line that dispatches nothing; a
 # diagnostics connection reads every line in the loop (no uniform_blocks()).
 #
+# The opt-in modes (on_oversize="skip", piece_size), at the same three checks.  Such a
+# connection runs this loop too, with ``bound`` (the limit, or piece_size if less) in
+# the limit's place: a block that stays short of it is read here like any other.  Where
+# the limit would refuse a block, the block goes to a Modes object (_modes.py) instead,
+# with what the loop built of it and the line still arriving; from there on (``modal``,
+# deadline -1, so that every line takes the check's branch) each of its lines goes
+# there, and the blank line that dispatches it gives the next block back to the loop.
+# The default path pays one test of a local per chunk without a line end, and the
+# window's end offset kept in a local: +0.8% instructions per item on llm at 64-byte
+# chunks, +0.1% at 16 KiB (benchmarks/callgrind.py, CPython 3.12).  Issue 20 chose this
+# over the spec-literal line-by-line parser that ran these modes before, by
+# measurement: that one cost 2.5 to 5.6 times this loop per item on every block.
+#
 # Measured, not guessed: each speed trick says why it is there, and the commit that made
 # it gives what it saved in instructions counted by callgrind.
 #
-# Why parse() is long (about 350 lines, nested 7 deep: the try that fails the
+# Why parse() is long (about 430 lines, nested 7 deep: the try that fails the
 # connection, the chunk, window, run and line loops, and two levels of tests in the line
-# loop; comments and the spec's words are a quarter of its lines).  Each shorter shape
+# loop; comments and the spec's words are a quarter of its lines, and the opt-in modes'
+# three handovers, about 60 lines, sit in branches the default path never enters).  Each shorter shape
 # tried costs about 2% of the 3% the core may lose, and any two of them pass it, counted
 # by benchmarks/callgrind.py on llm at 64-byte chunks (36,230 instructions per event
 # before): there a window is a chunk holding about a quarter of an event, so per-window
@@ -81,7 +95,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final, NamedTuple, NoReturn
 
-from ._events import Comment, Diagnostic, EndOfStream, Event
+from ._events import AnyItem, Comment, Diagnostic, EndOfStream, Event
 from ._fields import event_type_of, id_value, retry_value
 from ._lines import (
     SPILL,
@@ -99,6 +113,7 @@ from ._need_data import NEED_DATA, NeedData
 from ._uniform import MIN_BLOCKS, uniform_blocks
 
 if TYPE_CHECKING:
+    from ._modes import Modes
     from ._raw import RawBytes
     from ._stream import ChunkQueue, StreamState
 
@@ -108,10 +123,10 @@ __all__ = ["DEFAULT_TUNING", "Tuning", "parse"]
 class Tuning(NamedTuple):
     """The parser's test switches, passed to parse() (PyConnection._tuning)."""
 
-    # Whether a connection without opt-in options runs the line-by-line parser
-    # (_line_by_line.py) instead of this one.  Tests turn it on to referee that parser
-    # with the model; PyConnection reads it once per connection.
-    line_by_line: bool = False
+    # Where a block goes to _modes.py, in bytes from its start, on any connection
+    # (None: only on_oversize="skip" and piece_size connections, at their own bound).
+    # Tests set 0, so that every block takes that path and the model referees it.
+    hand_over_at: int | None = None
     # Whether runs of same-shaped blocks go to uniform_blocks().  Only tests turn it
     # off, to run every input through the line loop.
     fast_path: bool = True
@@ -130,7 +145,7 @@ BIG_LINE: Final = 64 * 1024
 
 _NO_LIMIT: Final = sys.maxsize
 
-Item = Event | Comment | Diagnostic | EndOfStream | NeedData
+Item = AnyItem | NeedData
 
 
 def parse(
@@ -143,6 +158,8 @@ def parse(
     tuning: Tuning = DEFAULT_TUNING,
     *,
     diagnostics: bool = False,
+    skip: bool = False,
+    piece_size: int | None = None,
 ) -> Iterator[Item]:
     """The parser: a generator that next_event() resumes once per item.
 
@@ -152,6 +169,8 @@ def parse(
     Connection's options, checked there; ``tuning`` holds the test switches.
     ``diagnostics`` (the option) adds Diagnostic items: the look at the stream's
     first line, one per field line the spec ignores, one per block without data.
+    ``skip`` (on_oversize="skip") and ``piece_size`` hand a block that grows near the
+    limit or piece_size to _modes.py (see "The opt-in modes" in the module header).
 
     The one long function of the package, and the one over the package's bar of about
     100 lines and 5 levels of nesting (see "Why parse() is long" in the module header):
@@ -205,8 +224,15 @@ def parse(
             if (seen := sniff_start(first_line)) is not None:
                 yield _diagnostic(seen, off, off + len(first_line), raw_store)
             del first_line
-        deadline = off + limit  # where the block's bytes may not reach past
-        room = limit  # deadline - off, as of the end of the last window
+        # The opt-in modes: a block that grows past ``bound`` goes to _modes.py, whose
+        # rules then see all of it (the limit and the pieces included); without them
+        # ``bound`` is the limit, and a block past it is refused here.
+        modes, bound = _modes_for(
+            state, raw_store, strict, limit, tuning, diagnostics, skip, piece_size
+        )
+        modal = False  # the current block is with modes (deadline is then -1)
+        deadline = off + bound  # where the block's bytes may not reach past
+        room = bound  # deadline - off, as of the end of the last window
         # The length of partial that calls for a look: room - spilled_len, or SPILL if
         # that is less (written out: min() costs more than the rest of a chunk's work).
         watch = min(room, SPILL)
@@ -220,16 +246,40 @@ def parse(
                 if not queue.ended:
                     yield NEED_DATA
                     continue
+                if modal:
+                    yield modes.end()  # type: ignore[union-attr]
+                    continue
                 cut_event = data_first is not None  # the stream ends inside an event
                 yield _end(state, raw_store, [*spilled, partial], off, cut_event, strict, wsize)
                 continue
             queue.chunk = None if queue.later is None else queue.take_later()
             if 10 not in chunk and 13 not in chunk:
-                partial += chunk
                 skip_lf = False
+                if modal:
+                    yield from modes.grow(chunk)  # type: ignore[union-attr]
+                    yield from modes.chunk_end()  # type: ignore[union-attr]
+                    off += len(chunk)
+                    continue
+                partial += chunk
                 if len(partial) > watch:
-                    spilled_len = spill(partial, spilled, spilled_len, room, limit, deadline)
-                    watch = room - spilled_len if room - spilled_len < SPILL else SPILL
+                    if modes is None or spilled_len + len(partial) <= room:
+                        spilled_len = spill(partial, spilled, spilled_len, room, limit, deadline)
+                        watch = room - spilled_len if room - spilled_len < SPILL else SPILL
+                        continue
+                    # The line still arriving takes the block past the bound: to modes.
+                    held = _line_so_far(raw_store, spilled, partial, off, spilled_len)
+                    start = off + len(held) - len(chunk)  # the chunk's first byte
+                    yield from modes.grow(
+                        _hand_over(modes, held, off, start, deadline - bound, event_start,
+                                   event_type, id_buffer, block_retry, id_block, data_first,
+                                   data_lines)
+                    )  # fmt: skip
+                    yield from modes.chunk_end()
+                    off += len(held)
+                    modal, deadline, data_first, data_lines = True, -1, None, None
+                    partial, spilled_len, held = bytearray(), 0, b""
+                    spilled.clear()
+                    room = watch = -1 - off
                 continue
             size = len(chunk)
             cut = 0
@@ -241,7 +291,9 @@ def parse(
                     window, cut = _cut_window(chunk, cut, wsize)
                 if skip_lf and window[0] == 10:
                     window = window[1:]
-                    off, deadline = _past_lf(raw_store, off, deadline, limit)
+                    off, deadline = _past_lf(raw_store, off, deadline, bound)
+                    if modal:
+                        modes.past_lf()  # type: ignore[union-attr]
                     room = deadline - off
                     watch = room - spilled_len if room - spilled_len < SPILL else SPILL
                     if not window:
@@ -253,7 +305,8 @@ def parse(
                 skip_lf = window[-1] == 13
                 # Whether a line of this window can pass the limit at all: when none can
                 # (the usual case), each line skips the check.
-                near_limit = off + spilled_len + len(partial) + len(window) > deadline
+                # (wend: the stream offset where the window ends.)
+                near_limit = (wend := off + spilled_len + len(partial) + len(window)) > deadline
                 for lines, tlen in runs:
                     tail = lines.pop()  # after the run's last line end: a partial line
                     if not lines:
@@ -268,11 +321,16 @@ def parse(
                                 # keep_raw: the line is in raw_store only (count_spill()).
                                 # Its size check comes first, as in the line loop.
                                 length = spilled_len + len(partial) + len(lines[0])
-                                if near_limit and off + length > deadline:
-                                    exceeds(limit, deadline)
-                                lines[0], off, event_start, deferred = _kept_line(
-                                    raw_store, off, length, strict, event_start, deferred, wsize
-                                )
+                                if modes is not None:
+                                    # (The line loop checks it, and hands it over.)
+                                    lines[0] = raw_store.copy(off, off + length)
+                                else:
+                                    if near_limit and off + length > deadline:
+                                        exceeds(limit, deadline)
+                                    lines[0], off, event_start, deferred = _kept_line(
+                                        raw_store, off, length, strict, event_start, deferred,
+                                        wsize,
+                                    )  # fmt: skip
                             spilled_len = 0
                         else:
                             partial += lines[0]
@@ -292,11 +350,30 @@ def parse(
                         length = len(raw)
                         off += length + tlen
                         if near_limit and off - tlen > deadline:
-                            exceeds(limit, deadline)
+                            if modes is None:
+                                exceeds(limit, deadline)
+                            # The opt-in modes: the block is (or now goes) to _modes.py.
+                            if not modal:
+                                chunk_start = wend - cut
+                                raw = _hand_over(
+                                    modes, raw, off - tlen - length, chunk_start,
+                                    deadline - bound, event_start, event_type, id_buffer,
+                                    block_retry, id_block, data_first, data_lines,
+                                )  # fmt: skip
+                                modal, deadline, data_first, data_lines = True, -1, None, None
+                            if (yield from modes.line_end(raw, tlen)):
+                                # The blank line dispatched it: the next block is ours.
+                                modal = False
+                                deadline = off + bound
+                                id_buffer, last_id = modes.id_buffer, state.last_event_id
+                                event_type = "message"
+                                block_retry = None
+                                event_start = -1
+                            continue
 
                         if not raw:
                             # Spec: "If the line is empty (a blank line): Dispatch the event."
-                            deadline = off + limit
+                            deadline = off + bound
                             # Spec: "Set the last event ID string of the event source to the
                             # value of the last event ID buffer."  (Only an id field changes
                             # the buffer.)
@@ -369,7 +446,7 @@ def parse(
                                 continue
                             items, pos, off = got
                             walk.__setstate__(pos)  # type: ignore[attr-defined]
-                            deadline = off + limit
+                            deadline = off + bound
                             yield from items
                             continue
 
@@ -390,7 +467,7 @@ def parse(
                                 if event_start < 0:
                                     # Nothing is held for a comment before a block's
                                     # first field: the block starts after it.
-                                    deadline = off + limit
+                                    deadline = off + bound
                                 yield new(
                                     Comment,
                                     (
@@ -471,8 +548,29 @@ def parse(
                 room = deadline - off
                 watch = room - spilled_len if room - spilled_len < SPILL else SPILL
                 if partial and len(partial) > watch:
-                    spilled_len = spill(partial, spilled, spilled_len, room, limit, deadline)
-                    watch = room - spilled_len if room - spilled_len < SPILL else SPILL
+                    if modes is None or (not modal and spilled_len + len(partial) <= room):
+                        spilled_len = spill(partial, spilled, spilled_len, room, limit, deadline)
+                        watch = room - spilled_len if room - spilled_len < SPILL else SPILL
+                        continue
+                    # The opt-in modes: the line goes on in _modes.py.
+                    if modal:
+                        held = bytes(partial)
+                        yield from modes.grow(held)
+                    else:
+                        held = _line_so_far(raw_store, spilled, partial, off, spilled_len)
+                        yield from modes.grow(
+                            _hand_over(modes, held, off, wend - cut, deadline - bound,
+                                       event_start, event_type, id_buffer, block_retry,
+                                       id_block, data_first, data_lines)
+                        )  # fmt: skip
+                        modal, deadline, data_first, data_lines = True, -1, None, None
+                        spilled.clear()
+                        spilled_len = 0
+                    off += len(held)
+                    partial, held = bytearray(), b""
+                    room = watch = -1 - off
+            if modal:
+                yield from modes.chunk_end()  # type: ignore[union-attr]
             # Memory: the chunk is done; drop what the walk kept of it (the window, its
             # lines, the last line and value, a batch of items), so that a connection
             # waiting for data holds nothing it has handed out.
@@ -483,6 +581,82 @@ def parse(
         # for good (Connection's docstring says how it then behaves).
         state.failed(exc)
         raise
+
+
+def _modes_for(
+    state: StreamState,
+    raw_store: RawBytes | None,
+    strict: bool,
+    limit: int,
+    tuning: Tuning,
+    diagnostics: bool,
+    skip: bool,
+    piece_size: int | None,
+) -> tuple[Modes | None, int]:
+    """The opt-in modes' object, if any, and the fast loop's bound on a block.
+
+    The bound is never above what the modes act on: the limit, or piece_size (a piece
+    is due only once more than piece_size bytes of data wait, and they take at least
+    as many bytes of the stream).  With errors="replace" a value's U+FFFD may stand
+    for other bytes, so a block's data cannot tell _modes.py how many bytes it took:
+    such a piece_size connection gives every block to _modes.py (bound 0).
+    """
+    if not skip and piece_size is None and tuning.hand_over_at is None:
+        return None, limit
+    # Imported here: most processes never make such a connection.
+    from ._modes import Modes
+
+    modes = Modes(
+        state, raw_store, strict, limit,
+        skip=skip, piece_size=piece_size, diagnostics=diagnostics, window=tuning.window,
+    )  # fmt: skip
+    bound = limit
+    if piece_size is not None:
+        bound = piece_size if strict else 0
+    if tuning.hand_over_at is not None:
+        bound = min(bound, tuning.hand_over_at)
+    return modes, bound
+
+
+def _line_so_far(
+    raw_store: RawBytes | None, spilled: list[bytes], partial: bytearray, off: int, spilled_len: int
+) -> bytes:
+    """The bytes of the line still arriving, which starts at stream ``off``."""
+    if raw_store is None:
+        return b"".join([*spilled, partial])
+    return raw_store.copy(off, off + spilled_len) + partial  # (count_spill() kept none)
+
+
+def _hand_over(
+    modes: Modes | None,
+    line: bytes,
+    start: int,
+    chunk_start: int,
+    mark: int,
+    event_start: int,
+    event_type: str,
+    id_buffer: str,
+    block_retry: int | None,
+    id_block: int,
+    data_first: str | None,
+    data_lines: list[str] | None,
+) -> bytes:
+    """The opt-in modes: give the block to ``modes``, with its line being walked.
+
+    ``line`` starts at stream ``start``; its bytes before ``chunk_start`` (the first
+    byte of the chunk being walked) came in earlier chunks, and go over as walked; the
+    rest are returned, for the caller to give to modes.grow() or modes.line_end() as
+    the chunk's part of the line.  ``mark`` is the block's first byte.
+    """
+    assert modes is not None  # (the caller asks only in a connection with modes)
+    data = data_first if data_lines is None else "\n".join(data_lines)
+    before = chunk_start - start if chunk_start > start else 0
+    id_seen = event_start >= 0 and id_block == event_start
+    modes.begin(
+        start, mark, event_start, event_type, id_buffer, block_retry, id_seen, data,
+        line[:before],
+    )  # fmt: skip
+    return line[before:]
 
 
 def _cut_window(chunk: bytes, cut: int, wsize: int) -> tuple[bytes, int]:

@@ -21,7 +21,7 @@ aiohttp test their twins.  The rule, decided per file:
   checks, typing, examples and live servers run in subprocesses, and the files that
   already compare the two cores themselves (test_cores, test_contract, test_reentrancy,
   test_comment_size, test_core_modes, test_core_limits) or test one pure module from the inside
-  (test_line_by_line, test_diagnostics).  tests/test_entry_points.py checks that every
+  (test_modes, test_diagnostics).  tests/test_entry_points.py checks that every
   test file is in one group or the other (RUN_ONCE below, or the fixture).
 - The parser configurations of tests/helpers.py (``config`` = the fast path off, tiny
   windows) switch module globals of the pure core only: on ``c`` only ``all-on`` runs,
@@ -107,7 +107,6 @@ RUN_ONCE: dict[str, str] = {
     "test_huge_input_examples": "two examples, run as programs",
     "test_huge_memory": "memory of the opt-in modes, in subprocesses",
     "test_integration": "a live server in a subprocess",
-    "test_line_by_line": "the pure line-by-line parser from the inside",
     "test_llm": "the llm layer takes items",
     "test_llm_ai_sdk_ui": "the llm layer takes items",
     "test_llm_answer": "the llm layer takes items",
@@ -119,6 +118,7 @@ RUN_ONCE: dict[str, str] = {
     "test_llm_rules": "the llm layer takes items",
     "test_llm_usage": "the llm layer takes items",
     "test_memory": "memory, in subprocesses",
+    "test_modes": "the pure core's opt-in modes from the inside",
     "test_readme": "the README's commands",
     "test_readme_client": "the README's client against a local server",
     "test_reentrancy": "compares both cores itself",

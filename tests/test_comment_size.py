@@ -4,7 +4,7 @@ Each comment is handed out as it completes and nothing is held for it, so a bloc
 starts at its first field line: a long run of keep-alive comments without a blank line
 is not an oversize event.  The comments among a block's fields still count (keep_raw
 holds them with their event), and so does a comment line while it is still arriving.
-Both cores, the default parser and the line-by-line one (``diagnostics=True``), each
+Both cores, their default paths and their opt-in modes' (``diagnostics=True``), each
 chunking from tests/strategies' splits: whole and byte by byte.
 """
 

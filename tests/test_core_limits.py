@@ -1,7 +1,7 @@
 """Issue 21, the compiled core at its limits: counted comments, data lines read once,
 lean buffers.
 
-- ``count_comments=True`` (both cores, the default and the line-by-line parser): the
+- ``count_comments=True`` (both cores, the default path and the opt-in modes'): the
   items are the default's without the comments, ``comment_count`` counts those, strict
   mode still refuses invalid UTF-8 in a counted comment at the same byte, and the
   limit treats a counted comment as it treats a handed-out one.

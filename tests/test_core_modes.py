@@ -2,7 +2,7 @@
 
 A compiled Connection made with ``on_oversize="skip"``, ``piece_size`` or
 ``diagnostics=True`` parses in _core.c's second walker (its "opt-in modes" section, the
-rules of _line_by_line.py) and says ``implementation == "compiled"``; no pure connection
+rules of _modes.py) and says ``implementation == "compiled"``; no pure connection
 is made behind it.  These tests check that, the options' checks (the pure core's, from
 _contract.py), and everything observable against the pure core on streams that reach
 the modes' corners; tests/test_cores.py and tests/fuzz/cores.py compare the two cores

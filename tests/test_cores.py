@@ -192,7 +192,7 @@ def _fit_piece_size(options: dict[str, Any]) -> dict[str, Any]:
 
 
 # The opt-in modes too: the compiled core runs them itself (the "opt-in modes" of
-# _core.c), against the pure core's _line_by_line.py.
+# _core.c), against the pure core's (_interpret.py with _modes.py).
 OPTIONS = st.fixed_dictionaries(
     {
         "errors": st.sampled_from(["strict", "replace"]),

@@ -1,12 +1,13 @@
-"""The line-by-line parser (sse_sansio/_line_by_line.py) against the model and the default path.
+"""The opt-in modes' rooms (sse_sansio/_modes.py) against the model and the fast loop.
 
-A connection that sets on_oversize or piece_size runs this second parser.  With none
-of the new behaviour in play it must be indistinguishable from the default path: the
-same items (values, spans, raw bytes), the same take_raw() bytes, the same error at the
-same offset, the same last_event_id and retry.  Here it is forced on a plain connection
-(a test switch of the parser, Tuning.line_by_line, makes the connection pick it), so
-the existing reference model referees it, under the same chunkings as the default path.
-Diagnostics, which both parsers hand out, must agree between the two as well.
+A connection that sets on_oversize="skip" or piece_size hands a block to _modes.py when
+it grows near the limit or piece_size.  With none of the new behaviour in play, a block
+handed over must be indistinguishable from one the fast loop keeps: the same items
+(values, spans, raw bytes), the same take_raw() bytes, the same error at the same
+offset, the same last_event_id and retry.  Here every block of a plain connection is
+handed over at its first byte (a test switch of the parser, Tuning.hand_over_at=0), so
+the reference model referees _modes.py and every handover point, under the same
+chunkings as the default path.  Diagnostics, which both hand out, must agree as well.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ _BUDGET = settings().max_examples
 
 @contextmanager
 def forced() -> Iterator[None]:
-    """Every pure Connection made inside runs the line-by-line parser (a test switch of
-    the parser, _interpret.Tuning, that PyConnection passes on)."""
+    """Every pure Connection made inside hands each block to _modes.py at its first
+    byte (a test switch of the parser, _interpret.Tuning, that PyConnection passes on)."""
     saved = PyConnection._tuning
-    PyConnection._tuning = saved._replace(line_by_line=True)
+    PyConnection._tuning = saved._replace(hand_over_at=0)
     try:
         yield
     finally:
@@ -162,12 +163,12 @@ def test_a_connection_says_which_core_parses_it() -> None:
     assert Connection(on_oversize="skip").implementation == "python"
 
 
-# ------------------------------------------------ diagnostics on both Python parsers
+# ------------------------------------------------ diagnostics in both rooms
 
-# diagnostics=True alone runs the default parser; with on_oversize="skip" and no limit
-# (so that nothing is ever skipped) it runs the line-by-line one.  Both must hand out
-# the same Diagnostic items, at the same places among the other items, with the same
-# raw bytes, the same error and the same state.
+# diagnostics=True alone runs the fast loop; with on_oversize="skip" and no limit (so
+# that nothing is ever skipped) and every block handed over, _modes.py.  Both must hand
+# out the same Diagnostic items, at the same places among the other items, with the
+# same raw bytes, the same error and the same state.
 
 
 def _diagnosed(chunks: list[bytes], **options: Any) -> list[Any]:
@@ -205,6 +206,29 @@ def test_diagnostics_are_the_same_on_both_parsers(data: Any, stream: bytes) -> N
     for chunks in chunkings:
         for keep_raw in (False, True):
             for errors in ("strict", "replace"):
-                want = _diagnosed(chunks, errors=errors, keep_raw=keep_raw, on_oversize="skip")
+                with forced():
+                    want = _diagnosed(chunks, errors=errors, keep_raw=keep_raw, on_oversize="skip")
                 got = _diagnosed(chunks, errors=errors, keep_raw=keep_raw)
                 assert got == want, chunks
+
+
+def test_the_end_of_stream_inside_a_handed_over_block_is_returned_again() -> None:
+    with forced():
+        conn = Connection()
+    conn.receive_data(b"data: x\n")
+    conn.receive_data(b"")
+    assert conn.next_event() == EndOfStream(partial_line=0, partial_event=True)
+    assert conn.next_event() is conn.next_event()
+
+
+@pytest.mark.parametrize("options", [{"on_oversize": "skip"}, {"piece_size": 1 << 20}])
+def test_a_line_spilled_below_the_bound_in_keep_raw_mode(options: dict[str, Any]) -> None:
+    # keep_raw: a line longer than the spill size (256 KiB), short of the bound, stays
+    # in the fast loop, read back from keep_raw's buffer; a plain connection referees.
+    line = b"data: " + b"x" * (600 * 1024) + b"\n"
+    stream = b": hi\n" + line + b"id: 4\n\n"
+    chunks = [stream[i : i + 65536] for i in range(0, len(stream), 65536)]
+    want = run(chunks, keep_raw=True)
+    got = run(chunks, keep_raw=True, **options)
+    assert got[0].items[0] == MComment("hi", 0, 5)
+    assert got == want  # (the data is short of the piece size: one Event, no piece)

@@ -1,39 +1,37 @@
-# The second parser path: one line at a time, for on_oversize="skip" and piece_size.
+# The opt-in modes' rooms of the one Python parser: a block that outgrew the fast loop.
 #
 # Spec: WHATWG HTML, "Server-sent events", section 9.2.6 "Interpreting an event stream"
 # https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
 #
-# Why it exists.  The default path (_interpret.py) is fast because it never looks at a
-# line alone: it splits windows with one C-level call and reads runs of same-shaped
-# blocks column by column.  The three opt-in modes need to act *inside* a line or a
-# block: on_oversize="skip" drops a block at the byte where the limit refuses it and
-# goes on; piece_size hands out a data value while its line is still arriving;
-# diagnostics looks at each field line.  A connection that sets on_oversize="skip" or
-# piece_size gets this generator (Connection.__init__ chooses, once); diagnostics alone
-# runs on the default parser (_interpret.py), whose per-line step names what the spec
-# ignores, and here only beside the other two (both share _lines.sniff_head() and the
-# classifiers of _diagnostics.py).  Issue 20 folds the other two into _interpret.py as
-# well: measured with benchmarks/callgrind.py on the pure core, this parser costs 2.5 to
-# 5.6 times the default one per item on the default workloads (llm 101,881 against
-# 35,901 instructions per item at 64-byte chunks, 57,620 against 10,911 at 16 KiB), so
-# it cannot be the one Python core.  It has the
-# same contract as _interpret.parse: resumed once per item, yielding items and
-# NEED_DATA, seeing the connection only through its ChunkQueue and StreamState
-# (_stream.py), failing the stream through state.failed() on any exception.
+# Why it exists.  on_oversize="skip" drops a block at the byte where the limit refuses
+# it and goes on; piece_size hands out a data value while its line is still arriving.
+# Both act *inside* a block, and only in a block that grew big: one that reaches
+# max_event_size, or whose data may pass piece_size.  The parser (_interpret.py) walks
+# every block in its fast loop and, in a connection with one of these options, hands a
+# block to a Modes object at the first byte where it may outgrow the fast loop's bound
+# (``handover``: max_event_size, or piece_size if less); from there on the block's lines
+# come here one at a time, and when its blank line has dispatched it the fast loop
+# takes the next block.  So a proxy that sets on_oversize="skip" pays the line-at-a-time
+# cost only on blocks near the limit, and piece_size only on events near piece_size.
+# (Until issue 20 a second, line-by-line parser read every block of such a connection:
+# 2.5 to 5.6 times the fast loop per item, counted by benchmarks/callgrind.py.)
 #
-# What it costs.  It is spec-literal and simple: a regex search per line end, a few
-# Python calls per line, no same-shape fast path.  Measured against the pure default
-# path (CPython 3.11, 64 KiB chunks, best of 3, a busy shared machine): 5x to 8x its time
-# on short LLM-style events (2-3 MB of them), about 4x on a 32 MiB data line, 10x to 17x
-# on a stream of blank lines (2 MB).  Only connections that ask pay it.
+# The rules here are the ones the compiled core's modes follow (_core_modes.h), byte
+# for byte, and the spec's field rules are _fields.py's, as in the fast loop.
 #
-# Everything the default path guarantees holds here too: the span rule, the BOM
-# look-ahead, strict/replace UTF-8 with exact offsets, keep_raw's raw and take_raw(),
-# last_event_id and retry, the size limit at exactly the same offset, sticky failure and
-# the EndOfStream.  The differential tests run this path against the reference model.
+# The steps.  The fast loop gives a block's bytes as it cuts them: grow() for bytes of
+# the line still arriving, line() for the rest of a complete line and its line end,
+# chunk_end() where a chunk ends.  A line's bytes in one chunk are a *segment*, taken
+# here in steps of ``window`` bytes counted from the segment's start (the fast loop's
+# windows are counted from the chunk's start, so grow() regroups them: at most a window
+# waits in ``pend``).  After each step the size limit and piece_size are looked at, so
+# where a piece ends does not depend on how the fast loop cut the chunk.  When the block
+# comes here, begin() is given what the fast loop built of it (its fields, its data as
+# one text, the line still arriving): since the fast loop's bound is never more than
+# the limit or piece_size, nothing the rules here act on has happened yet.
 #
 # The size limit.  A block may not reach past ``mark + limit``, where ``mark`` is the
-# block's first byte, as on the default path; with piece_size, ``mark`` moves to the end
+# block's first byte, as in the fast loop; with piece_size, ``mark`` moves to the end
 # of the bytes each DataPiece covers, so the limit bounds what the connection *holds*
 # (a pieced event may be any size; a huge comment, event or id line is still refused).
 # The line still arriving counts with the bytes it has; its line end never counts.
@@ -43,19 +41,16 @@
 #   so far; ``line`` holds them, unless the line is dropped (a line longer than the
 #   limit in a skipped block) or streamed (a data line handed out in pieces): then
 #   ``line`` stays empty and memory stays bounded whatever the line's size.
-# - A huge chunk is walked a window (``window`` bytes) at a time while its bytes are
-#   dropped or streamed, so no copy of it is made whole.
 # - Items come in stream order, each as soon as the line end that completes it has
-#   arrived (a piece: as soon as more than piece_size bytes of data wait).
+#   arrived (a piece: as soon as more than piece_size bytes of data wait at a step).
 
 from __future__ import annotations
 
 import codecs
-import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Final
 
-from ._diagnostics import SNIFF_BYTES, discarded_block, field_diagnostic, sniff_start
+from ._diagnostics import discarded_block, field_diagnostic
 from ._events import (
     AnyItem,
     Comment,
@@ -67,190 +62,186 @@ from ._events import (
     SkippedEvent,
 )
 from ._fields import event_type_of, id_value, retry_value
-from ._lines import WINDOW, check_cut_line, exceeds, fail, sniff_head, take_bom
-from ._need_data import NEED_DATA, NeedData
+from ._lines import check_cut_line, exceeds, fail
+from ._need_data import NeedData
 
 if TYPE_CHECKING:
     from ._raw import RawBytes
-    from ._stream import ChunkQueue, StreamState
+    from ._stream import StreamState
 
-__all__ = ["parse"]
+__all__ = ["Modes"]
 
 Item = AnyItem | NeedData
 
 # The data buffer joins every this many texts into one (see _interpret.FOLD_LINES).
 FOLD: Final = 256
 
-_LINE_END: Final = re.compile(rb"[\r\n]")
 _utf8_decoder: Final = codecs.getincrementaldecoder("utf-8")
 _KEPT_IN_SKIP: Final = (b"event", b"id", b"retry")
 _new = tuple.__new__
 
 
-def parse(
-    queue: ChunkQueue,
-    state: StreamState,
-    raw: RawBytes | None,
-    last_event_id: str,
-    strict: bool,
-    limit: int,
-    *,
-    skip: bool,
-    piece_size: int | None,
-    diagnostics: bool,
-    window: int = WINDOW,
-) -> Iterator[Item]:
-    """The line-by-line parser: a generator that next_event() resumes once per item.
+class Modes:
+    """The state of the block that the fast loop handed over (the spec's buffers too)."""
 
-    It takes chunks from ``queue`` and leaves in ``state`` what outlives an item;
-    ``raw`` is keep_raw's bookkeeping, or None.  ``strict`` (errors="strict"),
-    ``limit`` (max_event_size, sys.maxsize for none), ``skip``, ``piece_size`` and
-    ``diagnostics`` are Connection's options (checked there): on_oversize="skip",
-    piece_size and diagnostics.  ``window`` is a test switch (_interpret.Tuning).
-    """
-    try:
-        parser = _Parser(state, raw, last_event_id, strict, limit, skip, piece_size)
-        parser.diagnostics = diagnostics
-        parser.window = window
-        yield from parser.run(queue)
-    except BaseException as exc:
-        # As on the default path: whatever ended the generator, its state may be
-        # half-updated, so the connection is failed for good.
-        state.failed(exc)
-        raise
-
-
-class _Parser:
-    """The state of one line-by-line parse (the generator's locals, named).
-
-    Speed: 29 attributes.  CPython keeps at most 30 in an instance's shared-key layout;
-    with 31 (the queue and the window added) every attribute access got slower, +10%
-    per item counted by benchmarks/callgrind.py, so the queue is run()'s argument.
-    """
+    __slots__ = (
+        "block_retry",
+        "covered",
+        "data",
+        "data_bytes",
+        "decoder",
+        "diagnostics",
+        "dropped",
+        "event_start",
+        "event_type",
+        "first",
+        "folded",
+        "has_data",
+        "id_buffer",
+        "id_seen",
+        "length",
+        "limit",
+        "line",
+        "mark",
+        "pend",
+        "piece_size",
+        "pieced",
+        "raw",
+        "skip_mode",
+        "skipping",
+        "start",
+        "state",
+        "streamed",
+        "strict",
+        "window",
+    )
 
     def __init__(
         self,
         state: StreamState,
         raw: RawBytes | None,
-        last_event_id: str,
         strict: bool,
         limit: int,
+        *,
         skip: bool,
         piece_size: int | None,
+        diagnostics: bool,
+        window: int,
     ) -> None:
         self.state = state
-        self.limit = limit
-        self.strict = strict
         self.raw = raw
+        self.strict = strict
+        self.limit = limit
         self.skip_mode = skip
         self.piece_size = piece_size
-        self.diagnostics = False
-        self.window = WINDOW
-        # The line being assembled (see the module header).
-        self.start = 0
-        self.length = 0
-        self.line = bytearray()
+        self.diagnostics = diagnostics
+        self.window = window
+        self.pend = b""  # the segment's bytes since its last step (at most a window)
+        self.begin(0, 0, -1, "message", "", None, False, None, b"")
+
+    def begin(
+        self,
+        start: int,
+        mark: int,
+        event_start: int,
+        event_type: str,
+        id_buffer: str,
+        block_retry: int | None,
+        id_seen: bool,
+        data: str | None,
+        line: bytes,
+    ) -> None:
+        """Take a block from the fast loop, with the line still arriving (``line``,
+        from stream offset ``start``: its bytes in earlier chunks, already stepped).
+
+        ``data`` is the data buffer (its lines joined by LF) or None; its UTF-8 bytes
+        count towards piece_size (exact: the fast loop hands over only in strict mode,
+        or with no piece_size, when a value may hold U+FFFD for other bytes).
+        """
+        self.start = start
+        self.length = len(line)
+        self.line = bytearray(line)
         self.dropped = False  # the line is too long for a skipped block: dropped whole
         self.streamed = False  # a data line whose value goes out in pieces as it comes
         self.decoder: codecs.IncrementalDecoder | None = None
-        self.skip_lf = False  # the last chunk ended with CR: an LF next is its CRLF tail
         # The block: its first byte, where the limit counts from, and the spec's buffers.
-        self.first = 0
-        self.mark = 0
+        self.first = self.mark = mark
         self.skipping = False  # the block outgrew the limit (on_oversize="skip")
-        self.event_start = -1  # the block's first field line; -1: none yet
-        self.event_type = "message"
-        self.id_buffer = last_event_id
-        self.block_retry: int | None = None
-        self.id_seen = False  # (a retry taken: block_retry is not None)
+        self.event_start = event_start  # the block's first field line; -1: none yet
+        self.event_type = event_type
+        self.id_buffer = id_buffer
+        self.block_retry = block_retry
+        self.id_seen = id_seen  # an id field was taken in this block (diagnostics)
         # The data buffer: texts to join, the second line's on with its LF in front.
-        self.data: list[str] = []
+        self.data: list[str] = [] if data is None else [data]
         self.folded = 0
-        self.has_data = False
-        self.data_bytes = 0  # UTF-8 bytes of the data not handed out yet
+        self.has_data = data is not None
+        self.data_bytes = 0 if data is None else len(data.encode())  # not handed out
         self.pieced = False  # a DataPiece of this block was handed out
         self.covered = 0  # where the stream bytes handed out by pieces end
 
-    # ------------------------------------------------------------------ the loop
+    # ------------------------------------------------------------------ the bytes
 
-    def run(self, queue: ChunkQueue) -> Iterator[Item]:
-        off, head = yield from take_bom(queue)
-        self.start = self.first = self.mark = off
-        self.line += head  # only when the stream ended inside what may be a BOM
-        self.length = len(head)
-        if self.raw is not None:
-            self.raw.safe_end = off  # the BOM alone is safe to forward
-        if self.diagnostics:
-            yield from self.sniff(queue)
-        while True:
-            chunk = queue.take()
-            if chunk is None:
-                if not queue.ended:
-                    yield NEED_DATA
-                    continue
-                yield self.end()
-                continue
-            yield from self.walk(chunk)
-
-    def walk(self, chunk: bytes) -> Iterator[Item]:
-        """Cut one chunk into the line still arriving and complete lines."""
-        pos = 0
-        size = len(chunk)
-        if self.skip_lf:
-            self.skip_lf = False
-            if chunk[0] == 10:
-                # The LF of a CRLF whose CR ended the last chunk: it belongs to the line
-                # already walked, and a block boundary or keep_raw safe point just
-                # before it moves past it (the span rule; see _interpret.py).
-                pos = 1
-                self.start += 1
-                if self.first == self.start - 1:
-                    self.first = self.start
-                if self.mark == self.start - 1:
-                    self.mark = self.start
-                if self.raw is not None and self.raw.safe_end == self.start - 1:
-                    self.raw.safe_end = self.start
-        while pos < size:
-            found = _LINE_END.search(chunk, pos)
-            if found is None:
-                yield from self.grow(chunk, pos, size)
+    def grow(self, part: bytes | bytearray) -> Iterator[Item]:
+        """More bytes of the line still arriving, in the chunk being walked."""
+        window = self.window
+        if self.pend:
+            room = window - len(self.pend)
+            self.pend += part[:room]
+            if len(self.pend) < window:
                 return
-            end = found.start()
-            if chunk[end] == 10:
-                tlen = 1
-            elif end + 1 < size:
-                tlen = 2 if chunk[end + 1] == 10 else 1
-            else:
-                tlen = 1
-                self.skip_lf = True
-            if end > pos:
-                yield from self.grow(chunk, pos, end)
-            yield from self.complete(tlen)
-            pos = end + tlen
+            part = part[room:]
+            yield from self.step(self.pend)
+            self.pend = b""
+        whole = len(part) - len(part) % window
+        for lo in range(0, whole, window):
+            yield from self.step(part[lo : lo + window])
+        if whole < len(part):
+            self.pend = bytes(part[whole:])
+
+    def chunk_end(self) -> Iterator[Item]:
+        """The chunk ends: so does the line's segment in it."""
+        if self.pend:
+            yield from self.step(self.pend)
+            self.pend = b""
+
+    def line_end(self, part: bytes, tlen: int) -> Generator[Item, None, bool]:
+        """The line ends: ``part`` is its bytes not given to grow(), then a line end of
+        ``tlen`` bytes.  Returns True when a blank line has dispatched the block."""
+        if part:
+            yield from self.grow(part)
+        yield from self.chunk_end()
+        return (yield from self.complete(tlen))
+
+    def past_lf(self) -> None:
+        """The LF of a CRLF whose CR ended the last chunk: it belongs to the line already
+        walked, and a block boundary just before it moves past it (the span rule; the
+        fast loop moves keep_raw's safe point)."""
+        self.start += 1
+        if self.first == self.start - 1:
+            self.first = self.start
+        if self.mark == self.start - 1:
+            self.mark = self.start
 
     # ------------------------------------------------------------------ one line
 
-    def grow(self, chunk: bytes, lo: int, hi: int) -> Iterator[Item]:
-        """The bytes ``chunk[lo:hi]`` continue the line being assembled."""
-        while lo < hi:
-            step = min(hi, lo + self.window)  # a window at a time: no big copy
-            part = chunk[lo:step] if lo or step < len(chunk) else chunk
-            self.length += step - lo
-            if self.dropped:
-                self.drop_raw(self.start + self.length)
-            elif self.streamed:
-                yield from self.stream(part, self.start + self.length - len(part))
-            else:
-                self.line += part
-                if (
-                    self.piece_size is not None
-                    and not self.skipping
-                    and len(self.line) > 5
-                    and self.line[:5] == b"data:"
-                ):
-                    yield from self.start_streaming()
-            lo = step
-            self.check_size()
+    def step(self, part: bytes | bytearray) -> Iterator[Item]:
+        """One step of the line being assembled: ``part`` continues it."""
+        self.length += len(part)
+        if self.dropped:
+            self.drop_raw(self.start + self.length)
+        elif self.streamed:
+            yield from self.stream(part, self.start + self.length - len(part))
+        else:
+            self.line += part
+            if (
+                self.piece_size is not None
+                and not self.skipping
+                and len(self.line) > 5
+                and self.line[:5] == b"data:"
+            ):
+                yield from self.start_streaming()
+        self.check_size()
 
     def check_size(self) -> None:
         """The size limit (module header) on the line still arriving, as it grows."""
@@ -277,7 +268,7 @@ class _Parser:
         # (Never while a line is streamed: each piece moves ``mark`` past the data it
         # hands out, and less than piece_size <= max_event_size bytes wait between.)
 
-    def complete(self, tlen: int) -> Iterator[Item]:
+    def complete(self, tlen: int) -> Generator[Item, None, bool]:
         """The line being assembled ends here with a line end of ``tlen`` bytes."""
         self.check_size()  # a blank line too: the line ends before it count
         text_end = self.start + self.length
@@ -293,11 +284,13 @@ class _Parser:
             yield from self.end_streaming(text_end, end)
         elif not raw:
             yield from self.dispatch(start, end)
+            return True
         elif self.skipping:
             self.skipped_line(raw, start)
             self.drop_raw(end)
         else:
             yield from self.field_line(raw, start, end)
+        return False
 
     def decode(self, raw: bytes, start: int) -> str:
         try:
@@ -342,21 +335,14 @@ class _Parser:
             yield from self.field_diagnostic(field, value, start, end)
 
     def interpret(self, field: str, value: str) -> None:
-        """The spec's steps for a field other than data."""
-        # Spec: "If the field name is "event": Set the event type buffer to field value."
+        """The spec's steps for a field other than data (the rules: _fields.py)."""
         if field == "event":
             self.event_type = event_type_of(value)
-        # Spec: "If the field name is "id": If the field value does not contain U+0000
-        # NULL, then set the last event ID buffer to the field value.  Otherwise, ignore
-        # the field."
         elif field == "id":
             new_id = id_value(value)
             if new_id is not None:
                 self.id_buffer = new_id
                 self.id_seen = True
-        # Spec: "If the field name is "retry": If the field value consists of only
-        # ASCII digits, then interpret the field value as an integer in base ten, and
-        # set the event stream's reconnection time to that integer."
         elif field == "retry":
             retry = retry_value(value)
             if retry is not None:
@@ -419,12 +405,12 @@ class _Parser:
         self.has_data = True
         yield from self.stream(value, self.start + skip)
 
-    def stream(self, part: bytes, at: int) -> Iterator[Item]:
+    def stream(self, part: bytes | bytearray, at: int) -> Iterator[Item]:
         """Decode more of a streamed data value (``part`` starts at stream offset ``at``)."""
         self.data_bytes += len(part)
         yield from self.stream_text(self.decode_part(part, at, final=False), at + len(part))
 
-    def decode_part(self, part: bytes, at: int, *, final: bool) -> str:
+    def decode_part(self, part: bytes | bytearray, at: int, *, final: bool) -> str:
         decoder = self.decoder
         assert decoder is not None
         pending = decoder.getstate()[0]  # an unfinished sequence from the last part
@@ -471,6 +457,7 @@ class _Parser:
             )
         elif self.event_start >= 0:
             state.last_event_id = self.id_buffer
+            raw_out = None if raw_store is None else raw_store.hand_out
             if self.pieced:
                 if any(self.data):
                     yield self.piece(start)
@@ -482,7 +469,7 @@ class _Parser:
                         self.block_retry,
                         self.event_start,
                         end,
-                        None if raw_store is None else raw_store.hand_out(end),
+                        None if raw_out is None else raw_out(end),
                     ),
                 )
             elif self.has_data:
@@ -497,7 +484,7 @@ class _Parser:
                         self.block_retry,
                         self.event_start,
                         end,
-                        None if raw_store is None else raw_store.hand_out(end),
+                        None if raw_out is None else raw_out(end),
                     ),
                 )
             else:
@@ -506,18 +493,12 @@ class _Parser:
                 if raw_store is not None:
                     raw_store.safe_end = end
                 if self.diagnostics:
-                    yield from self.discarded(end)
+                    code, message = discarded_block(self.id_seen, self.block_retry is not None)
+                    yield self.diagnostic(code, message, self.event_start, end)
         elif raw_store is not None:
             # No field since the last blank line (comments at most).
             raw_store.safe_end = end
-        self.first = self.mark = end
-        self.skipping = self.has_data = self.pieced = False
-        self.data = []
-        self.folded = self.data_bytes = 0
-        self.id_seen = False
-        self.event_type = "message"
-        self.block_retry = None
-        self.event_start = -1
+        self.data = []  # (the fast loop takes the next block: nothing is kept here)
 
     # ------------------------------------------------------------------ keep_raw
 
@@ -528,26 +509,10 @@ class _Parser:
 
     # ------------------------------------------------------------------ diagnostics
 
-    def sniff(self, queue: ChunkQueue) -> Iterator[Item]:
-        """Diagnostics: what the stream's first bytes look like (once per stream).
-
-        Waits for the first line end (or SNIFF_BYTES, or the end of the stream): no
-        item can come before it anyway.  The bytes go back to the front of the queue.
-        """
-        # (self.line: the start of a BOM that the stream's end cut.)
-        head = yield from sniff_head(queue, bytes(self.line), SNIFF_BYTES)
-        seen = sniff_start(head)
-        if seen is not None:
-            yield self.diagnostic(*seen, self.start, self.start + len(head))
-
     def field_diagnostic(self, field: str, value: str, start: int, end: int) -> Iterator[Item]:
         seen = field_diagnostic(field, value)
         if seen is not None:
             yield self.diagnostic(*seen, start, end)
-
-    def discarded(self, end: int) -> Iterator[Item]:
-        code, message = discarded_block(self.id_seen, self.block_retry is not None)
-        yield self.diagnostic(code, message, self.event_start, end)
 
     def diagnostic(self, code: str, message: str, start: int, end: int) -> Diagnostic:
         # keep_raw: b"", the line's bytes go out with the next item that hands some out.
@@ -557,7 +522,7 @@ class _Parser:
     # ------------------------------------------------------------------ the end
 
     def end(self) -> EndOfStream:
-        """The stream ended: the EndOfStream to return on every call from now on."""
+        """The stream ended inside the block: the EndOfStream for every call from now on."""
         state = self.state
         if state.eos is None:
             # Spec: "Once the end of the file is reached, any pending data must be
