@@ -73,11 +73,11 @@
 # Why parse() is long (about 430 lines, nested 7 deep: the try that fails the
 # connection, the chunk, window, run and line loops, and two levels of tests in the line
 # loop; comments and the spec's words are a quarter of its lines, and the opt-in modes'
-# three handovers, about 60 lines, sit in branches the default path never enters).  Each shorter shape
-# tried costs about 2% of the 3% the core may lose, and any two of them pass it, counted
-# by benchmarks/callgrind.py on llm at 64-byte chunks (36,230 instructions per event
-# before): there a window is a chunk holding about a quarter of an event, so per-window
-# and per-chunk work is per-event work:
+# three handovers, about 60 lines, sit in branches the default path never enters).
+# Each shorter shape tried costs about 2% of the 3% the core may lose, and any two of
+# them pass it, counted by benchmarks/callgrind.py on llm at 64-byte chunks (36,230
+# instructions per event before): there a window is a chunk holding about a quarter
+# of an event, so per-window and per-chunk work is per-event work:
 # - the try/except in a thin wrapper generator that delegates with ``yield from``:
 #   +695 instructions per event (+1.9%: the delegation is C-level, but it is paid at
 #   every NEED_DATA too) and a second generator frame, +184 bytes per idle connection;
@@ -379,7 +379,10 @@ def parse(
                             # the buffer.)
                             if id_buffer is not last_id:
                                 state.last_event_id = last_id = id_buffer
-                            if deferred is not None:
+                            if deferred is not None or (
+                                data_lines is not None and raw_store is not None
+                            ):
+                                # keep_raw: a block with deferred values, or many lines.
                                 yield _deferred_event(
                                     raw_store,  # type: ignore[arg-type]
                                     deferred,
@@ -749,7 +752,7 @@ def _kept_line(
 
 def _deferred_event(
     raw_store: RawBytes,
-    deferred: list[tuple[int, int]],
+    deferred: list[tuple[int, int]] | None,
     strict: bool,
     event_type: str,
     data_first: str | None,
@@ -759,17 +762,24 @@ def _deferred_event(
     start: int,
     end: int,
 ) -> Event:
-    """keep_raw mode: dispatch a block with deferred data values (see _kept_line()).
+    """keep_raw mode: dispatch a block with deferred data values (see _kept_line()), or
+    with more than one data line.
 
     The event's bytes are handed out first, which frees raw_store's copy when nothing
-    follows them; each value is then decoded from those bytes and takes the place of
-    its stand-in in the data buffer.  One big data line peaks at twice its size; a block that
-    has other data lines too is joined once more (up to 3 times).
+    follows them; the data lines are joined only then, and each deferred value is
+    decoded from those bytes and takes the place of its stand-in in the data buffer.
+    One big data line peaks at twice its size; many lines at 3 times (the raw bytes,
+    the lines and their join: a str cannot grow in place, so the lines and the joined
+    data coexist for a moment, and bytes() of keep_raw's bytearray is a copy).  Joining
+    before the hand-out, as this did until issue 21, held the lines, the join, the
+    bytearray and the copy at once: 4 times.
     """
     assert data_first is not None  # a value was deferred: the data buffer has it
-    data = data_first if data_lines is None else "\n".join(data_lines)
     base = raw_store.start
     out = raw_store.hand_out(end)
+    data = data_first if data_lines is None else "\n".join(data_lines)
+    if not deferred:
+        return tuple.__new__(Event, (event_type, data, id_buffer, retry, start, end, out))
     errors = "strict" if strict else "replace"  # strict: checked already
     with memoryview(out) as view:
         values = [str(view[a - base : b - base], "utf-8", errors) for a, b in deferred]
