@@ -25,7 +25,7 @@ CORES = [
 MODES = [
     pytest.param({}, id="default"),
     pytest.param({"keep_raw": True}, id="keep_raw"),
-    pytest.param({"diagnostics": True}, id="line-by-line"),
+    pytest.param({"diagnostics": True}, id="modes"),
 ]
 
 
