@@ -1085,6 +1085,31 @@ look_for_bom(Conn *c)
     return 0;
 }
 
+/* Build the EndOfStream (the discarded line's length, whether an event was pending,
+ * keep_raw's last safe bytes) into c->eos, and give every buffer back: the connection
+ * parses nothing more.  Both walkers end here.  0 or -1. */
+static int
+build_eos(Conn *c, Py_ssize_t length, int partial_event)
+{
+    PyObject *eos = new_item(c->st->EndOfStreamType, 3);
+    if (eos == NULL) {
+        return -1;
+    }
+    if (set_slot(eos, 0, ssize(length)) < 0 ||
+        set_slot(eos, 1, PyBool_FromLong(partial_event)) < 0 ||
+        set_slot(eos, 2, c->keep_raw ? hand_out(c, c->safe_end) : Py_NewRef(Py_None)) < 0) {
+        Py_DECREF(eos);
+        return -1;
+    }
+    c->eos = eos;
+    buf_free(&c->partial);
+    buf_free(&c->data);
+    Py_CLEAR(c->event_data);
+    Py_CLEAR(c->type_cache);
+    Py_CLEAR(c->text_cache);
+    return 0;
+}
+
 static PyObject *
 end_of_stream(Conn *c)
 {
@@ -1107,22 +1132,9 @@ end_of_stream(Conn *c)
                                  length - bad, c->off + bad);
             }
         }
-        PyObject *eos = new_item(c->st->EndOfStreamType, 3);
-        if (eos == NULL) {
+        if (build_eos(c, length, c->has_data != 0) < 0) {
             return NULL;
         }
-        if (set_slot(eos, 0, ssize(length)) < 0 ||
-            set_slot(eos, 1, PyBool_FromLong(c->has_data != 0)) < 0 ||
-            set_slot(eos, 2, c->keep_raw ? hand_out(c, c->safe_end) : Py_NewRef(Py_None)) < 0) {
-            Py_DECREF(eos);
-            return NULL;
-        }
-        c->eos = eos;
-        buf_free(&c->partial);
-        buf_free(&c->data);
-        Py_CLEAR(c->event_data);
-        Py_CLEAR(c->type_cache);
-        Py_CLEAR(c->text_cache);
     }
     return Py_NewRef(c->eos);
 }
