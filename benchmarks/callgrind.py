@@ -48,7 +48,11 @@ WORKLOADS: dict[str, Callable[[], wl.Workload]] = {
     "llm-typed": lambda: wl.llm_typed(3_000),
     "crlf": lambda: wl.crlf(3_000),
     "keepalive": lambda: wl.keepalive(20_000, every=2_000),
+    # Not in the default set: four 1 MiB events (one line, 1 KiB lines), for the
+    # compiled core's copies of cut lines, beside benchmarks/floor.py --callgrind.
+    "big": lambda: wl.big(4),
 }
+DEFAULT = ("llm", "llm-typed", "crlf", "keepalive")
 CHUNKS = (64, 16384)
 
 _TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
@@ -146,7 +150,7 @@ def connection_options(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     """Print a table of instructions per item."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--workloads", default=",".join(DEFAULT))
     parser.add_argument("--chunks", default=",".join(map(str, CHUNKS)))
     parser.add_argument("--core", choices=("python", "compiled"), default="python")
     parser.add_argument("--skip", action="store_true", help='on_oversize="skip"')

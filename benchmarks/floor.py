@@ -363,7 +363,7 @@ def callgrind_main(workloads: str, chunks: str) -> int:
     """Print the parts' instructions per item on benchmarks/callgrind.py's workloads."""
     from benchmarks import callgrind
 
-    names = workloads.split(",") if workloads else list(callgrind.WORKLOADS)
+    names = workloads.split(",") if workloads else list(callgrind.DEFAULT)
     sizes = [int(c) for c in chunks.split(",")] if chunks else list(callgrind.CHUNKS)
     with tempfile.TemporaryDirectory(prefix="sse-floor-") as tmp:
         target = Path(tmp) / f"{MODULE}{importlib.machinery.EXTENSION_SUFFIXES[0]}"

@@ -21,7 +21,9 @@
  * Strategy.  receive_data() only queues the chunk (one reference, no copy).  next_event()
  * walks the queued chunks from where it stopped, one line at a time, and returns at the
  * first item: it never parses ahead of the item it returns.  A complete line inside a
- * chunk is read where it lies; only a line cut by a chunk end is copied, into `partial`.
+ * chunk is read where it lies; only a line cut by a chunk end is copied, into `partial`,
+ * except a data line longer than STREAM_AFTER, whose value goes straight to the data
+ * buffer as it arrives (cut_start(): a big value is copied once, not twice).
  * Line ends are found with memchr(), and the position of the next CR and the next LF in
  * the chunk are remembered, so that each byte is searched at most once for each.
  *
@@ -160,6 +162,10 @@ typedef struct {
     char dropped, streamed;      /* that line is dropped whole / streamed in pieces */
     char skipping, pieced;       /* the block is skipped / has handed out a DataPiece */
     char id_seen, retry_seen;    /* the block's id / retry took effect (diagnostics) */
+    /* A data line cut by a chunk end whose value goes straight to `data`, not to
+     * `partial` (cut_start()): cut_skip is the length of its "data:" or "data: " (0: no
+     * such line), cut_ascii says its value is all ASCII so far. */
+    char cut_skip, cut_ascii;
     /* Options. */
     Py_ssize_t comment_count;
     Py_ssize_t limit; /* PY_SSIZE_T_MAX: no limit */
@@ -178,7 +184,8 @@ typedef struct {
     PyObject *last_event_id; /* the last event ID string */
     PyObject *retry;         /* the reconnection time, or NULL */
     Py_ssize_t off, first, deadline;
-    Buf partial; /* the line still arriving */
+    Buf partial;         /* the line still arriving */
+    Py_ssize_t cut_from; /* a cut data line's value is data.p[cut_from:] (cut_start()) */
     /* The data buffer: has_data is 0 (no data line yet), 1 (one: its value is
      * event_data) or 2 (more: the values joined with LF, as bytes, are in data). */
     PyObject *event_data;
@@ -233,6 +240,8 @@ conn_reset(Conn *c)
     Py_CLEAR(c->retry);
     c->off = c->first = 0;
     buf_free(&c->partial);
+    c->cut_skip = c->cut_ascii = 0;
+    c->cut_from = 0;
     buf_free(&c->data);
     Py_CLEAR(c->event_data);
     c->has_data = 0;
@@ -749,6 +758,31 @@ copy_checked(char *dst, const unsigned char *s, Py_ssize_t n, int strict, int *a
     return -1;
 }
 
+/* A block's first value, decoded where it lay (has_data 1), moves to the data buffer,
+ * which then holds the values joined with LF (has_data 2 or 3).  0 or -1. */
+static int
+data_to_buffer(Conn *c)
+{
+    if (c->has_data != 1) {
+        return 0;
+    }
+    Py_ssize_t len;
+    const char *first = PyUnicode_AsUTF8AndSize(c->event_data, &len);
+    if (first == NULL || buf_append(&c->data, first, len) < 0) {
+        return -1;
+    }
+    c->has_data = PyUnicode_IS_ASCII(c->event_data) ? 2 : 3;
+    Py_CLEAR(c->event_data);
+    return 0;
+}
+
+/* The cut data line's bytes so far, its line end left out. */
+static inline Py_ssize_t
+cut_len(Conn *c)
+{
+    return c->cut_skip + c->data.len - c->cut_from;
+}
+
 /* Spec: "If the field name is "data": Append the field value to the data buffer, then
  * append a single U+000A LINE FEED (LF) character."  The first value is decoded where it
  * lies (most events have one data line); a second one starts the byte buffer, with
@@ -766,14 +800,8 @@ append_data(Conn *c, const char *v, Py_ssize_t n, Py_ssize_t at)
         c->has_data = 1;
         return 0;
     }
-    if (c->has_data == 1) {
-        Py_ssize_t len;
-        const char *first = PyUnicode_AsUTF8AndSize(c->event_data, &len);
-        if (first == NULL || buf_append(&c->data, first, len) < 0) {
-            return -1;
-        }
-        c->has_data = PyUnicode_IS_ASCII(c->event_data) ? 2 : 3;
-        Py_CLEAR(c->event_data);
+    if (data_to_buffer(c) < 0) {
+        return -1;
     }
     if (buf_reserve(&c->data, n + 1) < 0) {
         return -1;
@@ -1085,6 +1113,31 @@ look_for_bom(Conn *c)
     return 0;
 }
 
+/* Build the EndOfStream (the discarded line's length, whether an event was pending,
+ * keep_raw's last safe bytes) into c->eos, and give every buffer back: the connection
+ * parses nothing more.  Both walkers end here.  0 or -1. */
+static int
+build_eos(Conn *c, Py_ssize_t length, int partial_event)
+{
+    PyObject *eos = new_item(c->st->EndOfStreamType, 3);
+    if (eos == NULL) {
+        return -1;
+    }
+    if (set_slot(eos, 0, ssize(length)) < 0 ||
+        set_slot(eos, 1, PyBool_FromLong(partial_event)) < 0 ||
+        set_slot(eos, 2, c->keep_raw ? hand_out(c, c->safe_end) : Py_NewRef(Py_None)) < 0) {
+        Py_DECREF(eos);
+        return -1;
+    }
+    c->eos = eos;
+    buf_free(&c->partial);
+    buf_free(&c->data);
+    Py_CLEAR(c->event_data);
+    Py_CLEAR(c->type_cache);
+    Py_CLEAR(c->text_cache);
+    return 0;
+}
+
 static PyObject *
 end_of_stream(Conn *c)
 {
@@ -1107,24 +1160,130 @@ end_of_stream(Conn *c)
                                  length - bad, c->off + bad);
             }
         }
-        PyObject *eos = new_item(c->st->EndOfStreamType, 3);
-        if (eos == NULL) {
+        if (c->cut_skip) {
+            /* The cut data line's "data:" is ASCII; its value is in the data buffer. */
+            length = cut_len(c);
+            const char *v = c->data.p + c->cut_from;
+            Py_ssize_t vlen = c->data.len - c->cut_from;
+            Py_ssize_t bad =
+                c->strict && !c->cut_ascii ? utf8_invalid_at((const unsigned char *)v, vlen) : -1;
+            if (bad >= 0) {
+                return fail_utf8(c, "invalid UTF-8 at end of stream", v + bad, vlen - bad,
+                                 c->off + c->cut_skip + bad);
+            }
+        }
+        if (build_eos(c, length, c->has_data != 0) < 0) {
             return NULL;
         }
-        if (set_slot(eos, 0, ssize(length)) < 0 ||
-            set_slot(eos, 1, PyBool_FromLong(c->has_data != 0)) < 0 ||
-            set_slot(eos, 2, c->keep_raw ? hand_out(c, c->safe_end) : Py_NewRef(Py_None)) < 0) {
-            Py_DECREF(eos);
-            return NULL;
-        }
-        c->eos = eos;
-        buf_free(&c->partial);
-        buf_free(&c->data);
-        Py_CLEAR(c->event_data);
-        Py_CLEAR(c->type_cache);
-        Py_CLEAR(c->text_cache);
     }
     return Py_NewRef(c->eos);
+}
+
+/* A data line cut by a chunk end.  Its value is appended to the data buffer piece by
+ * piece, as it arrives, rather than gathered in `partial` and copied again at its line
+ * end: one copy of a big value, not two.  Strict mode checks it at its line end (see
+ * cut_end()), so that errors come in the order and at the offsets of the lines
+ * gathered whole (the size limit first, as each piece arrives).
+ *
+ * Only a line longer than STREAM_AFTER is streamed: a short one (most of them) is
+ * gathered in `partial` and read whole, as it always was, which costs less for it; a
+ * long one has at most STREAM_AFTER bytes copied twice.
+ *
+ * cut_start(): the line (no line end in it yet, stream offset c->off) is what `partial`
+ * holds, then s[0:n], more than STREAM_AFTER bytes.  If it starts with "data:", it is
+ * streamed from here on.  Returns 1, 0 (gather it in `partial`: not a data line) or
+ * -1. */
+#define STREAM_AFTER 512
+
+static int cut_more(Conn *c, const char *p, Py_ssize_t n);
+
+static int
+cut_start(Conn *c, const char *s, Py_ssize_t n)
+{
+    Py_ssize_t held = c->partial.len, in_partial = held < 6 ? held : 6;
+    char head[6];
+    memcpy(head, c->partial.p, (size_t)in_partial);
+    memcpy(head + in_partial, s, (size_t)(6 - in_partial));
+    if (memcmp(head, "data:", 5) != 0) {
+        return 0;
+    }
+    /* Spec: "If value starts with a U+0020 SPACE character, remove it from value." */
+    Py_ssize_t skip = head[5] == ' ' ? 6 : 5;
+    if (data_to_buffer(c) < 0 || (c->has_data && buf_append(&c->data, "\n", 1) < 0)) {
+        return -1;
+    }
+    c->cut_skip = (char)skip;
+    c->cut_ascii = 1;
+    c->cut_from = c->data.len;
+    if (held > skip && cut_more(c, c->partial.p + skip, held - skip) < 0) {
+        return -1;
+    }
+    buf_clear(&c->partial);
+    Py_ssize_t past = held < skip ? skip - held : 0;
+    return cut_more(c, s + past, n - past) < 0 ? -1 : 1;
+}
+
+/* The next piece p[0:n] of the cut data line's value.  0 or -1. */
+static int
+cut_more(Conn *c, const char *p, Py_ssize_t n)
+{
+    if (!c->cut_ascii) {
+        return buf_append(&c->data, p, n);
+    }
+    if (buf_reserve(&c->data, n) < 0) {
+        return -1;
+    }
+    int ascii = 1;
+    (void)copy_checked(c->data.p + c->data.len, (const unsigned char *)p, n, 0, &ascii);
+    c->data.len += n;
+    c->cut_ascii &= ascii;
+    return 0;
+}
+
+/* The cut data line ends (its last piece appended), with tlen bytes of line end: what
+ * process_line() does for a data line.  A block's first value becomes its string at
+ * once (has_data 1, as when it lay whole in a chunk): an ASCII one is copied into it,
+ * any other decoded, the decoding being strict mode's check; a later value stays in
+ * the buffer, checked here if it was not all ASCII.  0 or -1. */
+static int
+cut_end(Conn *c, Py_ssize_t tlen)
+{
+    Py_ssize_t start = c->off, at = start + c->cut_skip;
+    const char *v = c->data.p + c->cut_from;
+    Py_ssize_t n = c->data.len - c->cut_from;
+    c->off = start + cut_len(c) + tlen;
+    c->cut_skip = 0;
+    if (c->has_data == 0) {
+        if (c->cut_ascii) {
+            c->event_data = PyUnicode_New(n, 127);
+            if (c->event_data != NULL) {
+                memcpy(PyUnicode_DATA(c->event_data), v, (size_t)n);
+            }
+        }
+        else {
+            c->event_data = decode(c, v, n);
+        }
+        if (c->event_data == NULL) {
+            return decoding_failed(c, v, n, at);
+        }
+        c->has_data = 1;
+        buf_clear(&c->data);
+    }
+    else {
+        Py_ssize_t bad =
+            c->strict && !c->cut_ascii ? utf8_invalid_at((const unsigned char *)v, n) : -1;
+        if (bad >= 0) {
+            fail_utf8(c, "invalid UTF-8", v + bad, n - bad, at + bad);
+            return -1;
+        }
+        if (!c->cut_ascii) {
+            c->has_data = 3;
+        }
+    }
+    if (c->event_start < 0) {
+        c->event_start = start;
+    }
+    return 0;
 }
 
 /* The parser: walk the queued chunks up to the next item. */
@@ -1193,10 +1352,21 @@ parse(Conn *c)
         Py_ssize_t e = c->next_lf < c->next_cr ? c->next_lf : c->next_cr;
         if (e == n) {
             /* No line end: the line goes on.  It counts with its bytes so far. */
-            if (n - pos > c->deadline - c->off - c->partial.len) {
+            Py_ssize_t so_far = c->cut_skip ? cut_len(c) : c->partial.len;
+            if (n - pos > c->deadline - c->off - so_far) {
                 return fail_size(c);
             }
-            if (buf_append(&c->partial, s + pos, n - pos) < 0) {
+            int r;
+            if (c->cut_skip) {
+                r = cut_more(c, s + pos, n - pos);
+            }
+            else {
+                r = n - pos > STREAM_AFTER - c->partial.len ? cut_start(c, s + pos, n - pos) : 0;
+                if (r == 0) {
+                    r = buf_append(&c->partial, s + pos, n - pos);
+                }
+            }
+            if (r < 0) {
                 return NULL;
             }
             Py_CLEAR(c->chunk);
@@ -1213,6 +1383,16 @@ parse(Conn *c)
         }
         const char *line = s + pos;
         Py_ssize_t len = e - pos;
+        if (c->cut_skip) {
+            if (len > c->deadline - c->off - cut_len(c)) {
+                return fail_size(c);
+            }
+            if (cut_more(c, line, len) < 0 || cut_end(c, tlen) < 0) {
+                return NULL;
+            }
+            c->pos = e + tlen;
+            continue;
+        }
         if (c->partial.len) {
             if (len > c->deadline - c->off - c->partial.len) {
                 return fail_size(c);

@@ -761,22 +761,9 @@ modes_end(Conn *c)
                                  length - bad, c->off + bad);
             }
         }
-        PyObject *eos = new_item(c->st->EndOfStreamType, 3);
-        if (eos == NULL) {
+        if (build_eos(c, c->length, c->has_data != 0 || c->skipping) < 0) {
             return NULL;
         }
-        if (set_slot(eos, 0, ssize(c->length)) < 0 ||
-            set_slot(eos, 1, PyBool_FromLong(c->has_data != 0 || c->skipping)) < 0 ||
-            set_slot(eos, 2, c->keep_raw ? hand_out(c, c->safe_end) : Py_NewRef(Py_None)) < 0) {
-            Py_DECREF(eos);
-            return NULL;
-        }
-        c->eos = eos;
-        buf_free(&c->partial);
-        buf_free(&c->data);
-        Py_CLEAR(c->event_data);
-        Py_CLEAR(c->type_cache);
-        Py_CLEAR(c->text_cache);
     }
     return Py_NewRef(c->eos);
 }

@@ -8,6 +8,8 @@ lean buffers.
 - A block's later data lines are checked for UTF-8 as they are copied (the compiled
   core reads each byte once): the error and its offset are the pure core's, wherever
   the bad byte sits in the 32-byte and 8-byte steps of that copy.
+- A data line longer than 512 bytes cut by chunk ends goes straight to the compiled
+  core's data buffer: items, errors and offsets are the pure core's under every cut.
 - The compiled core's buffers: ``sys.getsizeof`` of an idle connection (its buffers'
   capacities included) stays under 1 KiB after a chunk cut inside an event, keep_raw
   or not, and one big event peaks at a bounded multiple of its size (tracemalloc).
@@ -155,6 +157,52 @@ def test_later_data_lines_join_as_text(core: Any, first: str) -> None:
             assert isinstance(event, Event)
             assert event.data == "\n".join(values[:n])
             assert event.data.isascii() == all(v.isascii() for v in values[:n])
+
+
+# ------------------------------------------------------------------ cut data lines
+
+# The compiled core appends a data line longer than 512 bytes that a chunk end cuts
+# straight to its data buffer (one copy), checking it once at its line end: every way
+# to cut one, against the pure core, whose lines are gathered whole.
+_CUT_STREAMS = [
+    b"data: " + "é".encode() * 400 + b"\n\n",
+    b"data:x" + b"y" * 700 + b"\ndata: " + b"\xf0\x9f\x98\x80" * 200 + b"\n\n",
+    b"event: t\ndata: ok\ndata:  " + b"s" * 600 + b"\ndata:\ndata\ndataX: no\n\n",
+    b"data: " + b"a" * 550 + b"\xe4\xbd" + b"b" * 20 + b"\n\n",  # a cut sequence
+    b"data: ok\ndata: " + b"a" * 540 + b"\xed\xa0\x80" + b"\n\n",  # a surrogate
+    b"data: \xff" + b"z" * 900 + b"\n\n",  # a bad byte, then past the limit below
+    b"data: a\rdata: " + b"b" * 600 + b"\r\ndata: " + b"c" * 600 + b"\r\r",
+    b"data: " + b"x" * 40 + b"\n\ndata: " + b"\xc3\xa9" * 300,  # ends inside a line
+    b"data: " + b"x" * 40 + b"\n\ndata: " + b"x" * 600 + b"\xc3",  # inside a sequence
+]
+
+
+def _outcome(cls: Any, chunks: list[bytes], **options: Any) -> list[object]:
+    conn = cls(**options)
+    got: list[object] = []
+    try:
+        for chunk in [*chunks, b""]:
+            conn.receive_data(chunk)
+            while (item := conn.next_event()) is not NEED_DATA:
+                got.append(item)
+                if isinstance(item, EndOfStream):
+                    return got
+    except RemoteProtocolError as error:
+        got.append(("error", str(error), error.offset))
+    return got
+
+
+@needs_core
+@pytest.mark.parametrize("stream", _CUT_STREAMS, ids=range(len(_CUT_STREAMS)))
+@pytest.mark.parametrize("options", [{}, {"errors": "replace"}, {"max_event_size": 800}], ids=str)
+def test_cut_data_lines_are_the_pure_cores(stream: bytes, options: dict[str, Any]) -> None:
+    assert CORE is not None
+    for size in (1, 5, 7, 8, 64, 509, 513, 1500):
+        chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
+        pure = _outcome(PURE, chunks, **options)
+        assert _outcome(CORE.Connection, chunks, **options) == pure, size
+        raw = _outcome(CORE.Connection, chunks, keep_raw=True, **options)
+        assert raw == _outcome(PURE, chunks, keep_raw=True, **options), size
 
 
 # ------------------------------------------------------------------ the compiled buffers
