@@ -34,7 +34,7 @@
  * checked by `nox -s lint`.
  *
  * The opt-in modes (on_oversize="skip", piece_size, diagnostics=True) run in a second
- * walker, parse_modes() (_core_modes.h), which follows _line_by_line.py step
+ * walker, parse_modes() (_core_modes.h), which follows _modes.py step
  * for step: the line goes through grow() a window (the pure core's window, read when the
  * connection is made) at a time, then complete(); the size limit counts from `mark`,
  * which moves past each DataPiece; a skipped block keeps only its event, id and retry

@@ -4,7 +4,7 @@
  * connection without the options never runs it.  It is not a self-contained header:
  * _core.c includes it once, after the default path's walker, whose Conn, line helpers
  * (process_line(), dispatch(), the failure and item helpers) it uses, and before the
- * methods, which call parse_modes().  The rules are _line_by_line.py's (its header);
+ * methods, which call parse_modes().  The rules are _modes.py's (its header);
  * the pure core's tests and the fuzzers compare the two.
  */
 
@@ -12,7 +12,7 @@
 #define SSE_SANSIO_CORE_MODES_H
 
 /* A connection made with on_oversize="skip", piece_size or diagnostics=True parses here,
- * one line at a time, the way _line_by_line.py does (its header gives the rules); the
+ * one line at a time, the way _modes.py does (its header gives the rules); the
  * helpers above do the work they share with the default path: process_line() for a
  * complete field or comment line of a block that is buffered, dispatch() for a block
  * that ends in an Event or in nothing.  The state is the pure core's, named alike:
@@ -215,7 +215,7 @@ begin_skip(Conn *c)
     c->data_bytes = 0;
 }
 
-/* The size limit on the line still arriving, as it grows (_line_by_line's check_size). */
+/* The size limit on the line still arriving, as it grows (_modes.py's check_size). */
 static int
 check_size(Conn *c)
 {
@@ -690,7 +690,7 @@ find_line_end(const char *s, Py_ssize_t n)
 }
 
 /* Diagnostics: what the stream's first bytes look like, once per stream (sniff() in
- * _line_by_line.py): sniff_start() is given them up to the first line end (a CRLF whole
+ * _modes.py): sniff_start() is given them up to the first line end (a CRLF whole
  * if it is there), at most SNIFF_BYTES; short chunks are joined and put back as one.
  * 1 with *out set, 0: done, 2: waiting for data, -1. */
 static int
