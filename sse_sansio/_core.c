@@ -1202,7 +1202,9 @@ cut_start(Conn *c, const char *s, Py_ssize_t n)
 {
     Py_ssize_t held = c->partial.len, in_partial = held < 6 ? held : 6;
     char head[6];
-    memcpy(head, c->partial.p, (size_t)in_partial);
+    if (in_partial > 0) { /* partial.p may be NULL when empty: memcpy forbids it */
+        memcpy(head, c->partial.p, (size_t)in_partial);
+    }
     memcpy(head + in_partial, s, (size_t)(6 - in_partial));
     if (memcmp(head, "data:", 5) != 0) {
         return 0;

@@ -5,7 +5,9 @@ further case files named on the command line) becomes the body of a few inputs, 
 header below, so that the fuzzer starts with each option reached: keep_raw with and
 without take_raw(), both decoding modes, no limit and a small one, whole and cut into
 chunks, ended or not, repeated into a longer stream.  The header layout is the one
-documented at the top of core_fuzzer.c.  Nothing is written into the repository: the
+documented at the top of core_fuzzer.c.  The inputs in ``tests/fuzz/regressions/`` (each
+one a crash the fuzzer once found, named after it) are copied in as they are, so that
+every run tries them first.  Nothing is written into the repository: the
 caller names the directory (the nox session uses a temporary one).
 
     python tests/fuzz/core_seeds.py OUT_DIR [CASES.json ...]
@@ -21,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "data" / "conformance_cases.json"
+REGRESSIONS = Path(__file__).resolve().parent / "regressions"
 
 KEEP_RAW, REPLACE, NO_LIMIT, SMALL_LIMIT = 1, 2, 4, 8
 DRAIN_EACH, TAKE_RAW, WRAP, END = 16, 32, 64, 128
@@ -71,6 +74,9 @@ def main(argv: list[str]) -> int:
                 data = seed(options | errors, param, layout, sizes, body)
                 (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
                 written += 1
+    for found in sorted(REGRESSIONS.iterdir()):
+        (out / found.name).write_bytes(found.read_bytes())
+        written += 1
     print(f"core_seeds: {written} seeds in {out}")
     return 0
 
