@@ -68,8 +68,10 @@
  *   modes `partial` holds nothing of a line dropped or streamed, and `data` only what
  *   waits for the next piece.  A buffer left
  *   empty keeps at most BUSY_CAPACITY for the next line or event, and one in use at
- *   most that or twice what it holds (keep_raw: IDLE_CAPACITY at NEED_DATA), so that
- *   an idle connection holds under 1 KiB whatever it parsed before.
+ *   most that or twice what it holds; at NEED_DATA an empty data buffer keeps nothing
+ *   if the two together keep more than BUSY_CAPACITY (keep_raw: each keeps at most
+ *   IDLE_CAPACITY), so that an idle connection holds under 1 KiB whatever it parsed
+ *   before.
  * - Once any exception escapes next_event(), the connection is failed for good: a
  *   RemoteProtocolError is raised again (same message and offset) on every later call;
  *   any other exception becomes a LocalProtocolError whose __cause__ it is.
@@ -1288,6 +1290,27 @@ cut_end(Conn *c, Py_ssize_t tlen)
     return 0;
 }
 
+/* Every chunk is walked: NEED_DATA, after trimming what the buffers keep while the
+ * connection waits (see the invariants at the top). */
+static PyObject *
+wait_for_data(Conn *c)
+{
+    if (c->keep_raw) {
+        /* Its raw buffer is compacted, not emptied, and holds a cut line a second
+         * time: each buffer keeps less. */
+        (void)buf_idle(&c->partial, 0);
+        (void)buf_idle(&c->data, 0);
+        c->raw_start = buf_idle(&c->raw, c->raw_start);
+    }
+    else if (c->data.len == 0 && c->data.cap + c->partial.cap > BUSY_CAPACITY) {
+        /* Both kept at BUSY_CAPACITY would be over 1 KiB with the struct: the data
+         * buffer goes (only blocks of several data lines use it), the line buffer
+         * stays for the next line cut by a chunk end. */
+        buf_free(&c->data);
+    }
+    return Py_NewRef(c->st->NeedData);
+}
+
 /* The parser: walk the queued chunks up to the next item. */
 static PyObject *
 parse(Conn *c)
@@ -1296,14 +1319,7 @@ parse(Conn *c)
         if (c->chunk == NULL) {
             if (c->q_head == c->q_len) {
                 if (!c->eof) {
-                    if (c->keep_raw) {
-                        /* Its raw buffer is compacted, not emptied, and holds a cut
-                         * line a second time: each buffer keeps less. */
-                        (void)buf_idle(&c->partial, 0);
-                        (void)buf_idle(&c->data, 0);
-                        c->raw_start = buf_idle(&c->raw, c->raw_start);
-                    }
-                    return Py_NewRef(c->st->NeedData);
+                    return wait_for_data(c);
                 }
                 return end_of_stream(c);
             }

@@ -210,6 +210,8 @@ def test_cut_data_lines_are_the_pure_cores(stream: bytes, options: dict[str, Any
 _EVENT = b'data: {"choices": [{"delta": {"content": "hello world"}}]}\n\n'
 _CUT = (_EVENT * 300)[: 16 * 1024]  # ends 16 bytes into an event
 _LONG = b"data: " + b"z" * 300 + b"\n\n"  # a line longer than the kept capacity
+# Three data lines: the data buffer (about 320 bytes) beside the line buffer.
+_THREE = (b"data: " + b"z" * 100 + b"\n") * 3 + b"\n"
 
 
 @needs_core
@@ -221,14 +223,23 @@ _LONG = b"data: " + b"z" * 300 + b"\n\n"  # a line longer than the kept capacity
         [_CUT[i : i + 64] for i in range(0, len(_CUT), 64)],
         [(_LONG * 60)[i : i + 64] for i in range(0, 300 * 60 - 100, 64)],
         [b"data: " + b"x" * MIB + b"\n\n" + _EVENT[:20]],
+        [(_THREE * 40)[i : i + 64] for i in range(0, len(_THREE) * 40, 64)],
     ],
-    ids=["16 KiB cut", "64 B chunks", "long lines, 64 B", "1 MiB event, then a cut"],
+    ids=[
+        "16 KiB cut",
+        "64 B chunks",
+        "long lines, 64 B",
+        "1 MiB event, then a cut",
+        "three-line events, 64 B",
+    ],
 )
 def test_an_idle_compiled_connection_takes_at_most_1_kib(
     keep_raw: bool, chunks: list[bytes]
 ) -> None:
     # Issue 21: keep_raw held 16,906 bytes after one 16 KiB chunk (its raw buffer was
-    # compacted but kept its capacity).  __sizeof__ counts the buffers' capacities.
+    # compacted but kept its capacity); the default one 1,144 bytes after events of
+    # three data lines (the line and data buffers each kept 512 bytes for reuse).
+    # __sizeof__ counts the buffers' capacities.
     assert CORE is not None
     conn = CORE.Connection(keep_raw=keep_raw)
     for chunk in chunks:
