@@ -658,7 +658,7 @@ joined_data(Conn *c)
     if (c->has_data == 3) {
         s = decode(c, c->data.p, c->data.len);
     }
-    else {
+    else if ((s = buf_take_str(&c->data)) == NULL) {
         /* All ASCII, so already valid and its own string's bytes. */
         s = PyUnicode_New(c->data.len, 127);
         if (s != NULL) {
@@ -1259,8 +1259,9 @@ cut_end(Conn *c, Py_ssize_t tlen)
     c->cut_skip = 0;
     if (c->has_data == 0) {
         if (c->cut_ascii) {
-            c->event_data = PyUnicode_New(n, 127);
-            if (c->event_data != NULL) {
+            /* The value is the whole buffer (the block's first data line). */
+            c->event_data = c->cut_from == 0 ? buf_take_str(&c->data) : NULL;
+            if (c->event_data == NULL && (c->event_data = PyUnicode_New(n, 127)) != NULL) {
                 memcpy(PyUnicode_DATA(c->event_data), v, (size_t)n);
             }
         }

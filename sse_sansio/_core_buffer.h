@@ -21,10 +21,69 @@
 #define BUSY_CAPACITY 512
 #define GROW_GENTLY (1 << 20)
 
+/* A buffer of STR_AFTER bytes or more keeps them in a str of its own: `p` is that
+ * str's data (a compact ASCII object's, which starts right after its header, so the
+ * str is found from `p`), its length `cap`.  An ASCII text gathered in the data
+ * buffer of a big event then becomes the event's string without being copied again
+ * (buf_take_str()): one copy of each byte, not two.  A small buffer stays PyMem
+ * memory, reused from line to line and event to event, as a str that leaves with its
+ * event could not be.  The str is never seen by anyone before it is taken, so it may
+ * hold any bytes meanwhile; only an all-ASCII one is taken.  The fuzz build sets a
+ * small STR_AFTER, so that its short inputs cross it often. */
+#ifndef STR_AFTER
+#define STR_AFTER (16 * 1024)
+#endif
+#define STR_OF(p) ((PyObject *)((PyASCIIObject *)(void *)(p) - 1))
+
 typedef struct {
     char *p;
     Py_ssize_t len, cap;
 } Buf;
+
+/* Give the buffer `cap` (> 0, >= len) bytes of room, its bytes kept, in a str from
+ * STR_AFTER on.  0, or -1 with MemoryError and the buffer as it was. */
+static int
+buf_realloc(Buf *b, Py_ssize_t cap)
+{
+    int was_str = b->cap >= STR_AFTER, is_str = cap >= STR_AFTER;
+    char *p;
+    if (!was_str && !is_str) {
+        if ((p = PyMem_Realloc(b->p, (size_t)cap)) == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    else if (was_str && is_str) {
+        /* The str is this buffer's alone and unhashed: resized by a realloc. */
+        PyObject *str = STR_OF(b->p);
+        if (PyUnicode_Resize(&str, cap) < 0) {
+            return -1;
+        }
+        p = PyUnicode_DATA(str);
+    }
+    else {
+        PyObject *str = is_str ? PyUnicode_New(cap, 127) : NULL;
+        p = is_str ? (str == NULL ? NULL : PyUnicode_DATA(str)) : PyMem_Malloc((size_t)cap);
+        if (p == NULL) {
+            if (!is_str) {
+                PyErr_NoMemory();
+            }
+            return -1;
+        }
+        if (b->len) {
+            memcpy(p, b->p, (size_t)b->len);
+        }
+        if (was_str) {
+            Py_DECREF(STR_OF(b->p));
+        }
+        else {
+            PyMem_Free(b->p);
+        }
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
 
 static int
 buf_reserve(Buf *b, Py_ssize_t extra)
@@ -46,14 +105,7 @@ buf_reserve(Buf *b, Py_ssize_t extra)
          * big line or event holds at most 1.125 times its size, not twice. */
         cap = need > PY_SSIZE_T_MAX - need / 8 ? need : need + need / 8;
     }
-    char *p = PyMem_Realloc(b->p, (size_t)cap);
-    if (p == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    b->p = p;
-    b->cap = cap;
-    return 0;
+    return buf_realloc(b, cap);
 }
 
 static int
@@ -73,9 +125,33 @@ buf_append(Buf *b, const char *s, Py_ssize_t n)
 static void
 buf_free(Buf *b)
 {
-    PyMem_Free(b->p);
+    if (b->cap >= STR_AFTER) {
+        Py_DECREF(STR_OF(b->p));
+    }
+    else {
+        PyMem_Free(b->p);
+    }
     b->p = NULL;
     b->len = b->cap = 0;
+}
+
+/* The buffer's bytes as a str, the buffer left empty: a new reference, or NULL (no
+ * error set) if they are not in a str (a small buffer) or its shrink failed.  The
+ * caller has checked that they are ASCII, and copies them itself on NULL. */
+static PyObject *
+buf_take_str(Buf *b)
+{
+    if (b->cap < STR_AFTER) {
+        return NULL;
+    }
+    PyObject *str = STR_OF(b->p);
+    if (PyUnicode_Resize(&str, b->len) < 0) {
+        PyErr_Clear(); /* the str is as it was */
+        return NULL;
+    }
+    b->p = NULL;
+    b->len = b->cap = 0;
+    return str;
 }
 
 /* Empty the buffer; give its memory back if it had grown past BUSY_CAPACITY (a line
@@ -109,10 +185,8 @@ buf_idle(Buf *b, Py_ssize_t from)
     memmove(b->p, b->p + from, (size_t)live);
     b->len = live;
     Py_ssize_t cap = live < IDLE_CAPACITY ? IDLE_CAPACITY : live;
-    char *p = PyMem_Realloc(b->p, (size_t)cap);
-    if (p != NULL) { /* else the bigger block stays: still correct */
-        b->p = p;
-        b->cap = cap;
+    if (buf_realloc(b, cap) < 0) {
+        PyErr_Clear(); /* the bigger block stays: still correct */
     }
     return 0;
 }
