@@ -254,7 +254,7 @@ conn_reset(Conn *c)
     Py_CLEAR(c->type_cache);
     Py_CLEAR(c->text_cache);
     c->comment_count = 0;
-    buf_free(&c->raw);
+    raw_free(&c->raw);
     c->raw_start = c->raw_from = c->safe_end = 0;
     c->modes = c->skip_mode = c->diagnostics = 0;
     c->piece_size = c->window = 0;
@@ -618,9 +618,17 @@ hand_out(Conn *c, Py_ssize_t end)
     if (cut == 0) {
         return Py_NewRef(c->st->bytes_empty);
     }
+    /* A big event's bytes become the bytes object where they lie (no Python code
+     * runs meanwhile: its allocations are PyObject_Realloc()s). */
+    PyObject *out = raw_take_bytes(&c->raw, c->raw_start, cut);
+    if (out != NULL) {
+        c->raw_start = 0;
+        c->raw_from = c->safe_end = end;
+        return out;
+    }
     /* Allocate, then copy: a receive_data() run by a finalizer inside the allocation
      * may move c->raw.p. */
-    PyObject *out = PyBytes_FromStringAndSize(NULL, cut);
+    out = PyBytes_FromStringAndSize(NULL, cut);
     if (out == NULL) {
         return NULL;
     }
@@ -629,7 +637,7 @@ hand_out(Conn *c, Py_ssize_t end)
     c->raw_from = c->safe_end = end;
     if (c->raw_start == c->raw.len) {
         c->raw_start = 0;
-        buf_clear(&c->raw);
+        raw_clear(&c->raw);
     }
     else if (c->raw_start > c->raw.len / 2) {
         /* Compact when most of it was handed out: each byte moves O(1) times. */
@@ -1301,7 +1309,7 @@ wait_for_data(Conn *c)
          * time: each buffer keeps less. */
         (void)buf_idle(&c->partial, 0);
         (void)buf_idle(&c->data, 0);
-        c->raw_start = buf_idle(&c->raw, c->raw_start);
+        c->raw_start = raw_idle(&c->raw, c->raw_start);
     }
     else if (c->data.len == 0 && c->data.cap + c->partial.cap > BUSY_CAPACITY) {
         /* Both kept at BUSY_CAPACITY would be over 1 KiB with the struct: the data
@@ -1526,7 +1534,7 @@ conn_receive_data(Conn *c, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
             Py_DECREF(message);
         }
     }
-    else if ((!c->keep_raw || buf_append(&c->raw, PyBytes_AS_STRING(data), n) == 0) &&
+    else if ((!c->keep_raw || raw_append(&c->raw, PyBytes_AS_STRING(data), n) == 0) &&
              queue_push(c, data) == 0) {
         result = Py_None;
     }

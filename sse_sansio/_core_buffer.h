@@ -34,6 +34,10 @@
 #define STR_AFTER (16 * 1024)
 #endif
 #define STR_OF(p) ((PyObject *)((PyASCIIObject *)(void *)(p) - 1))
+/* keep_raw's buffer keeps room for a bytes object's header in front of its bytes
+ * (raw_*() below), so that the raw bytes of a big event become the bytes object
+ * handed out where they lie. */
+#define RAW_GAP ((Py_ssize_t)offsetof(PyBytesObject, ob_sval))
 
 typedef struct {
     char *p;
@@ -85,13 +89,11 @@ buf_realloc(Buf *b, Py_ssize_t cap)
     return 0;
 }
 
-static int
-buf_reserve(Buf *b, Py_ssize_t extra)
+/* The capacity for `extra` more bytes (> cap), or -1 with MemoryError. */
+static Py_ssize_t
+buf_grown(const Buf *b, Py_ssize_t extra)
 {
-    if (b->len + extra <= b->cap) {
-        return 0;
-    }
-    if (extra > PY_SSIZE_T_MAX - b->len) {
+    if (extra > PY_SSIZE_T_MAX - RAW_GAP - 1 - b->len) {
         PyErr_NoMemory();
         return -1;
     }
@@ -103,9 +105,19 @@ buf_reserve(Buf *b, Py_ssize_t extra)
     if (cap < need) {
         /* Past GROW_GENTLY, an eighth more than needed: still amortized linear, and a
          * big line or event holds at most 1.125 times its size, not twice. */
-        cap = need > PY_SSIZE_T_MAX - need / 8 ? need : need + need / 8;
+        cap = need > PY_SSIZE_T_MAX - RAW_GAP - 1 - need / 8 ? need : need + need / 8;
     }
-    return buf_realloc(b, cap);
+    return cap;
+}
+
+static int
+buf_reserve(Buf *b, Py_ssize_t extra)
+{
+    if (b->len + extra <= b->cap) {
+        return 0;
+    }
+    Py_ssize_t cap = buf_grown(b, extra);
+    return cap < 0 ? -1 : buf_realloc(b, cap);
 }
 
 static int
@@ -189,6 +201,121 @@ buf_idle(Buf *b, Py_ssize_t from)
         PyErr_Clear(); /* the bigger block stays: still correct */
     }
     return 0;
+}
+
+/* ------------------------------------------------------------ keep_raw's buffer
+ *
+ * The same invariants, its memory one PyObject_Malloc block: RAW_GAP bytes (a bytes
+ * object's header, not yet written), then `cap` bytes, then one for the NUL a bytes
+ * object ends with.  Until raw_take_bytes() makes an object of it, it is plain memory,
+ * which PyObject_Realloc() grows and shrinks keeping its bytes, or leaves as it was. */
+
+static int
+raw_realloc(Buf *b, Py_ssize_t cap)
+{
+    char *block = PyObject_Realloc(b->p ? b->p - RAW_GAP : NULL, (size_t)(RAW_GAP + cap + 1));
+    if (block == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->p = block + RAW_GAP;
+    b->cap = cap;
+    return 0;
+}
+
+static int
+raw_append(Buf *b, const char *s, Py_ssize_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    if (b->len + n > b->cap) {
+        Py_ssize_t cap = buf_grown(b, n);
+        if (cap < 0 || raw_realloc(b, cap) < 0) {
+            return -1;
+        }
+    }
+    memcpy(b->p + b->len, s, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+static void
+raw_free(Buf *b)
+{
+    if (b->p != NULL) {
+        PyObject_Free(b->p - RAW_GAP);
+    }
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+static void
+raw_clear(Buf *b)
+{
+    b->len = 0;
+    if (b->cap > BUSY_CAPACITY) {
+        raw_free(b);
+    }
+}
+
+/* buf_idle() for keep_raw's buffer. */
+static Py_ssize_t
+raw_idle(Buf *b, Py_ssize_t from)
+{
+    Py_ssize_t live = b->len - from;
+    if (live == 0) {
+        b->len = 0;
+        if (b->cap > IDLE_CAPACITY) {
+            raw_free(b);
+        }
+        return 0;
+    }
+    if (b->cap <= IDLE_CAPACITY || b->cap <= 2 * live) {
+        return from;
+    }
+    memmove(b->p, b->p + from, (size_t)live);
+    b->len = live;
+    if (raw_realloc(b, live < IDLE_CAPACITY ? IDLE_CAPACITY : live) < 0) {
+        PyErr_Clear(); /* the bigger block stays: still correct */
+    }
+    return 0;
+}
+
+/* b->p[from:from + n] as a bytes object made of the buffer's own block, when that
+ * saves a copy of a big event's raw bytes (n at least STR_AFTER, the bytes after it at
+ * most an eighth of it): those are moved to a new block, which becomes the buffer.  A
+ * new reference, or NULL (no error set): the caller copies instead. */
+static PyObject *
+raw_take_bytes(Buf *b, Py_ssize_t from, Py_ssize_t n)
+{
+    Py_ssize_t tail = b->len - from - n;
+    if (n < STR_AFTER || tail > n / 8) {
+        return NULL;
+    }
+    Buf rest = {NULL, 0, 0};
+    if (tail && raw_append(&rest, b->p + from + n, tail) < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (from) {
+        memmove(b->p, b->p + from, (size_t)n);
+    }
+    char *block = b->p - RAW_GAP, *smaller = PyObject_Realloc(block, (size_t)(RAW_GAP + n + 1));
+    PyBytesObject *out = (PyBytesObject *)(smaller != NULL ? smaller : block);
+    *b = rest;
+    /* What PyBytes_FromStringAndSize() does to a block of its own. */
+    (void)PyObject_InitVar((PyVarObject *)out, &PyBytes_Type, n);
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+    out->ob_shash = -1; /* its hash is not computed yet */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+    PyBytes_AS_STRING(out)[n] = '\0';
+    return (PyObject *)out;
 }
 
 #endif /* SSE_SANSIO_CORE_BUFFER_H */

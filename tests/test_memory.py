@@ -340,9 +340,8 @@ def test_an_idle_connection_takes_at_most_2_kib() -> None:
 def _keep_raw_peak(stream: list[bytes]) -> int:
     """tracemalloc's peak while a keep_raw proxy handles ``stream`` and keeps its items.
 
-    The pure core's: the compiled core holds such an event about 5 times over (its line
-    and raw buffers grow by doubling), which is not bounded here yet (see issue 15's
-    streaming of huge events, which reworks exactly these buffers).
+    The pure core's (tests/test_core_limits.py bounds the compiled core's, which has
+    buffers of its own).
     """
     import tracemalloc
 
