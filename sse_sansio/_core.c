@@ -637,7 +637,7 @@ hand_out(Conn *c, Py_ssize_t end)
     c->raw_from = c->safe_end = end;
     if (c->raw_start == c->raw.len) {
         c->raw_start = 0;
-        raw_clear(&c->raw);
+        clear_with(&c->raw, raw_free);
     }
     else if (c->raw_start > c->raw.len / 2) {
         /* Compact when most of it was handed out: each byte moves O(1) times. */
@@ -1309,7 +1309,7 @@ wait_for_data(Conn *c)
          * time: each buffer keeps less. */
         (void)buf_idle(&c->partial, 0);
         (void)buf_idle(&c->data, 0);
-        c->raw_start = raw_idle(&c->raw, c->raw_start);
+        c->raw_start = idle_with(&c->raw, c->raw_start, raw_realloc, raw_free);
     }
     else if (c->data.len == 0 && c->data.cap + c->partial.cap > BUSY_CAPACITY) {
         /* Both kept at BUSY_CAPACITY would be over 1 KiB with the struct: the data

@@ -166,43 +166,6 @@ buf_take_str(Buf *b)
     return str;
 }
 
-/* Empty the buffer; give its memory back if it had grown past BUSY_CAPACITY (a line
- * or an event much bigger than a busy stream's usual ones). */
-static void
-buf_clear(Buf *b)
-{
-    b->len = 0;
-    if (b->cap > BUSY_CAPACITY) {
-        buf_free(b);
-    }
-}
-
-/* A keep_raw connection waits for data: keep at most IDLE_CAPACITY of an empty buffer,
- * and of one that holds b->p[from:len], at most IDLE_CAPACITY or twice what it holds.
- * Returns where what it holds starts now. */
-static Py_ssize_t
-buf_idle(Buf *b, Py_ssize_t from)
-{
-    Py_ssize_t live = b->len - from;
-    if (live == 0) {
-        b->len = 0;
-        if (b->cap > IDLE_CAPACITY) {
-            buf_free(b);
-        }
-        return 0;
-    }
-    if (b->cap <= IDLE_CAPACITY || b->cap <= 2 * live) {
-        return from;
-    }
-    memmove(b->p, b->p + from, (size_t)live);
-    b->len = live;
-    Py_ssize_t cap = live < IDLE_CAPACITY ? IDLE_CAPACITY : live;
-    if (buf_realloc(b, cap) < 0) {
-        PyErr_Clear(); /* the bigger block stays: still correct */
-    }
-    return 0;
-}
-
 /* ------------------------------------------------------------ keep_raw's buffer
  *
  * The same invariants, its memory one PyObject_Malloc block: RAW_GAP bytes (a bytes
@@ -250,24 +213,38 @@ raw_free(Buf *b)
     b->len = b->cap = 0;
 }
 
-static void
-raw_clear(Buf *b)
+/* ------------------------------------------------------------ emptying, either kind
+ *
+ * One body for both kinds of buffer: `resize` and `release` are the kind's
+ * buf_realloc()/buf_free() or raw_realloc()/raw_free(), constants at every call, so the
+ * compiler inlines them as if each kind had its own copy.  buf_clear() and buf_idle()
+ * name the common case; keep_raw's two calls pass raw_realloc()/raw_free() themselves. */
+
+typedef int (*Resize)(Buf *, Py_ssize_t);
+typedef void (*Release)(Buf *);
+
+/* Empty the buffer; give its memory back if it had grown past BUSY_CAPACITY (a line
+ * or an event much bigger than a busy stream's usual ones). */
+static inline void
+clear_with(Buf *b, Release release)
 {
     b->len = 0;
     if (b->cap > BUSY_CAPACITY) {
-        raw_free(b);
+        release(b);
     }
 }
 
-/* buf_idle() for keep_raw's buffer. */
-static Py_ssize_t
-raw_idle(Buf *b, Py_ssize_t from)
+/* A keep_raw connection waits for data: keep at most IDLE_CAPACITY of an empty buffer,
+ * and of one that holds b->p[from:len], at most IDLE_CAPACITY or twice what it holds.
+ * Returns where what it holds starts now. */
+static inline Py_ssize_t
+idle_with(Buf *b, Py_ssize_t from, Resize resize, Release release)
 {
     Py_ssize_t live = b->len - from;
     if (live == 0) {
         b->len = 0;
         if (b->cap > IDLE_CAPACITY) {
-            raw_free(b);
+            release(b);
         }
         return 0;
     }
@@ -276,10 +253,22 @@ raw_idle(Buf *b, Py_ssize_t from)
     }
     memmove(b->p, b->p + from, (size_t)live);
     b->len = live;
-    if (raw_realloc(b, live < IDLE_CAPACITY ? IDLE_CAPACITY : live) < 0) {
+    if (resize(b, live < IDLE_CAPACITY ? IDLE_CAPACITY : live) < 0) {
         PyErr_Clear(); /* the bigger block stays: still correct */
     }
     return 0;
+}
+
+static void
+buf_clear(Buf *b)
+{
+    clear_with(b, buf_free);
+}
+
+static Py_ssize_t
+buf_idle(Buf *b, Py_ssize_t from)
+{
+    return idle_with(b, from, buf_realloc, buf_free);
 }
 
 /* b->p[from:from + n] as a bytes object made of the buffer's own block, when that

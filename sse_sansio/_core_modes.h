@@ -64,7 +64,7 @@ drop_raw(Conn *c, Py_ssize_t upto)
     c->safe_end = upto;
     if (c->raw_start == c->raw.len) {
         c->raw_start = 0;
-        raw_clear(&c->raw);
+        clear_with(&c->raw, raw_free);
     }
 }
 
