@@ -24,13 +24,14 @@
  * chunk is read where it lies; only a line cut by a chunk end is copied, into `partial`,
  * except a data line longer than STREAM_AFTER, whose value goes straight to the data
  * buffer as it arrives (cut_start(): a big value is copied once, not twice).
- * Line ends are found with memchr(), and the position of the next CR and the next LF in
- * the chunk are remembered, so that each byte is searched at most once for each.
+ * Line ends are found by one pass for CR or LF (find_eol(), _core_scan.h), so that each
+ * byte is searched once.
  *
  * The files, one translation unit (so the compiler inlines across them, as the hot
  * path needs): this one (the connection, its failure and items, the default walker,
  * the methods, the module), _core_buffer.h (byte buffers), _core_utf8.h (UTF-8
- * validation) and _core_modes.h (the opt-in modes).  Layout: .clang-format (PEP 7),
+ * validation), _core_scan.h (the byte loops: line ends, checked copies) and
+ * _core_modes.h (the opt-in modes).  Layout: .clang-format (PEP 7),
  * checked by `nox -s lint`.
  *
  * The opt-in modes (on_oversize="skip", piece_size, diagnostics=True) run in a second
@@ -138,6 +139,7 @@ static const unsigned char BOM[3] = {0xEF, 0xBB, 0xBF};
 
 #include "_core_buffer.h"
 #include "_core_utf8.h"
+#include "_core_scan.h"
 
 /* ------------------------------------------------------------------ the connection */
 
@@ -175,8 +177,7 @@ typedef struct {
     PyObject **queue;
     Py_ssize_t q_head, q_len, q_cap;
     PyObject *chunk;
-    Py_ssize_t pos;              /* next byte of chunk to walk */
-    Py_ssize_t next_cr, next_lf; /* where the next CR / LF of chunk is (size: none) */
+    Py_ssize_t pos; /* next byte of chunk to walk */
     /* Failure: a protocol error (message and offset) or any other exception. */
     PyObject *error_message;
     Py_ssize_t error_offset;
@@ -229,7 +230,6 @@ conn_reset(Conn *c)
     c->q_head = c->q_len = c->q_cap = 0;
     Py_CLEAR(c->chunk);
     c->pos = 0;
-    c->next_cr = c->next_lf = -1;
     c->eof = 0;
     c->bom_done = 0;
     c->head_len = 0;
@@ -731,41 +731,6 @@ dispatch(Conn *c, Py_ssize_t end, PyObject **out)
     Py_CLEAR(c->block_retry);
     c->event_start = -1;
     return got;
-}
-
-/* Copy s[0:n] to dst and say whether it is ASCII (*ascii cleared if not); in strict
- * mode also where its first invalid UTF-8 sequence starts (-1: none).  One pass over an
- * ASCII value, 32 bytes at a time: checking it and copying it are the same loop. */
-static Py_ssize_t
-copy_checked(char *dst, const unsigned char *s, Py_ssize_t n, int strict, int *ascii)
-{
-    const uint64_t high = UINT64_C(0x8080808080808080);
-    Py_ssize_t i = 0;
-    for (; n - i >= 32; i += 32) {
-        uint64_t w[4];
-        memcpy(w, s + i, 32);
-        if ((w[0] | w[1] | w[2] | w[3]) & high) {
-            break;
-        }
-        memcpy(dst + i, w, 32);
-    }
-    for (; n - i >= 8; i += 8) {
-        uint64_t word;
-        memcpy(&word, s + i, 8);
-        if (word & high) {
-            break;
-        }
-        memcpy(dst + i, &word, 8);
-    }
-    memcpy(dst + i, s + i, (size_t)(n - i));
-    for (Py_ssize_t k = i; k < n; k++) {
-        if (s[k] & 0x80) {
-            *ascii = 0;
-            Py_ssize_t bad = strict ? utf8_invalid_at(s + k, n - k) : -1;
-            return bad < 0 ? -1 : k + bad;
-        }
-    }
-    return -1;
 }
 
 /* A block's first value, decoded where it lay (has_data 1), moves to the data buffer,
@@ -1334,7 +1299,6 @@ parse(Conn *c)
             }
             c->chunk = queue_pop(c);
             c->pos = 0;
-            c->next_cr = c->next_lf = -1;
             if (!c->bom_done) {
                 if (look_for_bom(c) < 0) {
                     return NULL;
@@ -1368,15 +1332,7 @@ parse(Conn *c)
             Py_CLEAR(c->chunk);
             continue;
         }
-        if (c->next_lf < pos) {
-            const char *q = memchr(s + pos, '\n', (size_t)(n - pos));
-            c->next_lf = q ? q - s : n;
-        }
-        if (c->next_cr < pos) {
-            const char *q = memchr(s + pos, '\r', (size_t)(n - pos));
-            c->next_cr = q ? q - s : n;
-        }
-        Py_ssize_t e = c->next_lf < c->next_cr ? c->next_lf : c->next_cr;
+        Py_ssize_t e = pos + find_eol(s + pos, n - pos);
         if (e == n) {
             /* No line end: the line goes on.  It counts with its bytes so far. */
             Py_ssize_t so_far = c->cut_skip ? cut_len(c) : c->partial.len;

@@ -614,7 +614,6 @@ next_chunk(Conn *c)
     }
     c->chunk = queue_pop(c);
     c->pos = 0;
-    c->next_cr = c->next_lf = -1;
     return 1;
 }
 
@@ -628,7 +627,6 @@ put_back(Conn *c)
     }
     c->chunk = PyBytes_FromStringAndSize(c->partial.p, c->partial.len);
     c->pos = 0;
-    c->next_cr = c->next_lf = -1;
     buf_clear(&c->partial);
     return c->chunk ? 0 : -1;
 }
@@ -677,18 +675,6 @@ modes_bom(Conn *c)
     return 1;
 }
 
-/* Where the first CR or LF of s[0:n] is, or -1. */
-static Py_ssize_t
-find_line_end(const char *s, Py_ssize_t n)
-{
-    if (n == 0) {
-        return -1; /* (s may be NULL then) */
-    }
-    const char *lf = memchr(s, '\n', (size_t)n);
-    const char *cr = memchr(s, '\r', (size_t)(lf ? lf - s : n));
-    return cr ? cr - s : lf ? lf - s : -1;
-}
-
 /* Diagnostics: what the stream's first bytes look like, once per stream (sniff() in
  * _modes.py): sniff_start() is given them up to the first line end (a CRLF whole
  * if it is there), at most SNIFF_BYTES; short chunks are joined and put back as one.
@@ -710,7 +696,7 @@ modes_sniff(Conn *c, PyObject **out)
             const char *s = PyBytes_AS_STRING(c->chunk) + c->pos;
             Py_ssize_t avail = PyBytes_GET_SIZE(c->chunk) - c->pos;
             if (c->partial.len == 0 &&
-                (avail >= c->st->sniff_bytes || find_line_end(s, avail) >= 0)) {
+                (avail >= c->st->sniff_bytes || find_eol(s, avail) < avail)) {
                 head = s; /* the chunk alone decides: no copy */
                 n = avail;
                 alone = decided = 1;
@@ -722,12 +708,12 @@ modes_sniff(Conn *c, PyObject **out)
             c->pos += avail;
             head = c->partial.p;
             n = c->partial.len;
-            decided = n >= c->st->sniff_bytes || find_line_end(head, n) >= 0;
+            decided = n >= c->st->sniff_bytes || find_eol(head, n) < n;
         }
     }
     Py_ssize_t most = n < c->st->sniff_bytes ? n : c->st->sniff_bytes;
-    Py_ssize_t found = find_line_end(head, most);
-    Py_ssize_t cut = found < 0 ? most : found + 1;
+    Py_ssize_t found = find_eol(head, most);
+    Py_ssize_t cut = found == most ? most : found + 1;
     if (cut < n && head[cut - 1] == '\r' && head[cut] == '\n') {
         cut++; /* a CRLF whole, unless a chunk ended at its CR (the span rule) */
     }
@@ -837,7 +823,6 @@ parse_modes(Conn *c)
             }
             c->chunk = queue_pop(c);
             c->pos = 0;
-            c->next_cr = c->next_lf = -1;
             if (c->skip_lf) {
                 modes_skip_lf(c);
             }
@@ -845,15 +830,7 @@ parse_modes(Conn *c)
         }
         const char *s = PyBytes_AS_STRING(c->chunk);
         Py_ssize_t n = PyBytes_GET_SIZE(c->chunk), pos = c->pos;
-        if (c->next_lf < pos) {
-            const char *q = memchr(s + pos, '\n', (size_t)(n - pos));
-            c->next_lf = q ? q - s : n;
-        }
-        if (c->next_cr < pos) {
-            const char *q = memchr(s + pos, '\r', (size_t)(n - pos));
-            c->next_cr = q ? q - s : n;
-        }
-        Py_ssize_t e = c->next_lf < c->next_cr ? c->next_lf : c->next_cr;
+        Py_ssize_t e = pos + find_eol(s + pos, n - pos);
         const char *line = c->partial.p;
         if (e > pos) {
             Py_ssize_t step = e - pos > c->window ? pos + c->window : e;

@@ -152,6 +152,26 @@ def test_nul_is_an_ordinary_character_in_data() -> None:
     assert every_chunking(b"data: a\x00b\n\n") == [Event(data="a\x00b"), END]
 
 
+# Bytes next to CR (0x0D) and LF (0x0A) that are not line ends: the compiled core finds
+# line ends 16 and 64 bytes at a time (_core_scan.h), so a value of every length across
+# those steps, with its line end at each lane, must end exactly where CR or LF is.
+NEAR_LINE_ENDS = b"\x09\x0b\x0c\x0e\x1a\x1d\x2a\x2d"
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r", b"\r\n"], ids=["LF", "CR", "CRLF"])
+def test_a_line_end_at_every_offset_of_a_long_value(eol: bytes) -> None:
+    values = [(NEAR_LINE_ENDS * 20)[:n] for n in range(150)]
+    data = b"".join(b"data:" + v + eol + eol for v in values)
+    items, _ = feed([data])
+    assert items == [Event(data=v.decode()) for v in values] + [END]
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r"], ids=["LF", "CR"])
+def test_the_first_of_two_line_ends_in_one_step_wins(eol: bytes) -> None:
+    # Both ends inside the same 16- or 64-byte step: the earlier one ends the line.
+    data = b"data:" + b"a" * 40 + eol + b"data:" + b"b" * 3 + eol + eol
+    assert feed([data])[0] == [Event(data="a" * 40 + "\n" + "bbb"), END]
+
 # ---------------------------------------------------------------- the BOM
 
 
