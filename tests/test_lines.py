@@ -172,6 +172,7 @@ def test_the_first_of_two_line_ends_in_one_step_wins(eol: bytes) -> None:
     data = b"data:" + b"a" * 40 + eol + b"data:" + b"b" * 3 + eol + eol
     assert feed([data])[0] == [Event(data="a" * 40 + "\n" + "bbb"), END]
 
+
 # ---------------------------------------------------------------- the BOM
 
 
