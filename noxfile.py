@@ -91,8 +91,14 @@ def tests(session: nox.Session) -> None:
         "--cov-report=term-missing",
         "--cov-fail-under=100",
         *session.posargs,
-        env={NO_EXTENSIONS: ""},
+        # A data file of the session's own: .ci/run runs two of these sessions at once.
+        env={NO_EXTENSIONS: "", "COVERAGE_FILE": _coverage_file(session)},
     )
+
+
+def _coverage_file(session: nox.Session) -> str:
+    """Where the session's coverage data goes: its own environment's directory."""
+    return os.path.join(session.virtualenv.location, ".coverage")
 
 
 @nox.session(python=ANY_PYTHON)
