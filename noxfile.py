@@ -38,6 +38,7 @@ C_SOURCES = (
     "sse_sansio/_core_buffer.h",
     "sse_sansio/_core_utf8.h",
     "sse_sansio/_core_scan.h",
+    "sse_sansio/_core_decode.h",
     "sse_sansio/_core_modes.h",
     "tests/fuzz/core_fuzzer.c",
 )

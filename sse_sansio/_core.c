@@ -140,6 +140,7 @@ static const unsigned char BOM[3] = {0xEF, 0xBB, 0xBF};
 #include "_core_buffer.h"
 #include "_core_utf8.h"
 #include "_core_scan.h"
+#include "_core_decode.h"
 
 /* ------------------------------------------------------------------ the connection */
 
@@ -577,10 +578,16 @@ set_slot(PyObject *item, Py_ssize_t i, PyObject *value)
     return 0;
 }
 
+/* Bytes into a str: _core_decode.h's decoder, and CPython's where the bytes are not
+ * UTF-8 (its UnicodeDecodeError in strict mode, its replacement characters else). */
 static PyObject *
 decode(Conn *c, const char *p, Py_ssize_t n)
 {
-    return PyUnicode_DecodeUTF8(p, n, c->strict ? NULL : "replace");
+    PyObject *s = utf8_decode(p, n);
+    if (s == NULL && !PyErr_Occurred()) {
+        s = PyUnicode_DecodeUTF8(p, n, c->strict ? NULL : "replace");
+    }
+    return s;
 }
 
 /* Decode, reusing *cache when the bytes are the same as last time: streams repeat their

@@ -1,0 +1,203 @@
+/* The compiled core's UTF-8 decoder: a line's bytes into its str (included by _core.c
+ * after _core_scan.h, one translation unit).
+ *
+ * Strategy.  Decoding is most of what is left of an LLM stream's cost once the lines are
+ * found: the C floor's parts (benchmarks/floor.c) put CPython's PyUnicode_DecodeUTF8()
+ * at about two thirds of an event's time on the llm workload, whose JSON is ASCII with
+ * some Chinese in it.  CPython's decoder does not know the string's size or width
+ * before it starts: it writes into a buffer of n bytes' characters of the narrowest
+ * kind, widens the whole buffer (a copy) at the first character past U+00FF, and
+ * resizes it at the end (a realloc).  On a few hundred bytes those steps are most of
+ * the work.  Here two passes over the bytes replace them:
+ *
+ * 1. utf8_shape() checks the bytes (the rules of CPython's strict decoder) and finds the
+ *    number of characters and the widest one's kind, skipping ASCII 16 bytes at a time;
+ * 2. PyUnicode_New() makes the str of exactly that size and kind, and one fill loop
+ *    writes it, widening runs of 16 ASCII bytes with SSE2.
+ *
+ * Bytes that are not UTF-8 are left to CPython's decoder (utf8_decode() returns NULL
+ * with no exception set), so that strict mode's UnicodeDecodeError and the replacement
+ * characters of errors="replace" are CPython's own.  tests/test_decode.py compares the
+ * two on every kind of text and on invalid bytes; the fuzzers compare the cores.
+ *
+ * Invariant: reads stay inside s[0:n]; a fill loop writes exactly the characters that
+ * utf8_shape() counted, which is the str's length.
+ */
+
+#ifndef SSE_SANSIO_CORE_DECODE_H
+#define SSE_SANSIO_CORE_DECODE_H
+
+/* Where the first byte with its high bit set is in s[i:n], or n: ASCII skipped 16 bytes
+ * at a time where SSE2 is, 8 elsewhere. */
+static inline Py_ssize_t
+skip_ascii(const unsigned char *s, Py_ssize_t i, Py_ssize_t n)
+{
+#ifdef SCAN_SSE2
+    for (; n - i >= 16; i += 16) {
+        unsigned m =
+            (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + i)));
+        if (m) {
+            return i + first_bit(m);
+        }
+    }
+#else
+    for (; n - i >= 8; i += 8) {
+        uint64_t word;
+        memcpy(&word, s + i, 8);
+        if (word & UINT64_C(0x8080808080808080)) {
+            break;
+        }
+    }
+#endif
+    while (i < n && s[i] < 0x80) {
+        i++;
+    }
+    return i;
+}
+
+/* The number of characters of s[0:n] (*chars) and the kind of the widest, as the
+ * maxchar that PyUnicode_New() takes (*maxchar: 127, 0xFF, 0xFFFF or 0x10FFFF).
+ * Returns 0, or -1 if s is not UTF-8 (utf8_sequence() says what is). */
+static int
+utf8_shape(const unsigned char *s, Py_ssize_t n, Py_ssize_t *chars, Py_UCS4 *maxchar)
+{
+    Py_ssize_t i = 0, continuation = 0;
+    Py_UCS4 widest = 127;
+    while ((i = skip_ascii(s, i, n)) < n) {
+        Py_ssize_t extra = utf8_sequence(s, i, n);
+        if (extra < 0) {
+            return -1;
+        }
+        /* Two bytes led by C2 or C3 are U+0080 to U+00FF: a one-byte kind still. */
+        Py_UCS4 kind = extra == 1 ? (s[i] < 0xC4 ? 0xFF : 0xFFFF) : extra == 2 ? 0xFFFF : 0x10FFFF;
+        widest = kind > widest ? kind : widest;
+        continuation += extra;
+        i += extra + 1;
+    }
+    *chars = n - continuation;
+    *maxchar = widest;
+    return 0;
+}
+
+/* The character of the valid sequence at s[0], `extra` bytes after its lead byte. */
+static inline Py_UCS4
+utf8_char(const unsigned char *s, Py_ssize_t extra)
+{
+    switch (extra) {
+    case 1:
+        return (Py_UCS4)(s[0] & 0x1F) << 6 | (s[1] & 0x3F);
+    case 2:
+        return (Py_UCS4)(s[0] & 0x0F) << 12 | (Py_UCS4)(s[1] & 0x3F) << 6 | (s[2] & 0x3F);
+    default:
+        return (Py_UCS4)(s[0] & 0x07) << 18 | (Py_UCS4)(s[1] & 0x3F) << 12 |
+               (Py_UCS4)(s[2] & 0x3F) << 6 | (s[3] & 0x3F);
+    }
+}
+
+/* How many bytes after the lead byte c of a valid sequence. */
+static inline Py_ssize_t
+utf8_extra(unsigned char c)
+{
+    return c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
+}
+
+/* The fill loops: the valid s[0:n] into a str's characters d of 1, 2 or 4 bytes. */
+static void
+fill_ucs1(Py_UCS1 *d, const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_ssize_t ascii = skip_ascii(s, i, n);
+        memcpy(d, s + i, (size_t)(ascii - i));
+        d += ascii - i;
+        if ((i = ascii) < n) {
+            *d++ = (Py_UCS1)utf8_char(s + i, 1); /* only C2 and C3 lead in a UCS1 str */
+            i += 2;
+        }
+    }
+}
+
+static void
+fill_ucs2(Py_UCS2 *d, const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+#ifdef SCAN_SSE2
+        if (n - i >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            unsigned m = (unsigned)_mm_movemask_epi8(v);
+            if (m == 0) {
+                __m128i zero = _mm_setzero_si128();
+                _mm_storeu_si128((__m128i *)(void *)d, _mm_unpacklo_epi8(v, zero));
+                _mm_storeu_si128((__m128i *)(void *)(d + 8), _mm_unpackhi_epi8(v, zero));
+                d += 16;
+                i += 16;
+                continue;
+            }
+            for (Py_ssize_t end = i + first_bit(m); i < end; i++) {
+                *d++ = s[i];
+            }
+        }
+#endif
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            *d++ = c;
+            i++;
+            continue;
+        }
+        Py_ssize_t extra = utf8_extra(c);
+        *d++ = (Py_UCS2)utf8_char(s + i, extra);
+        i += extra + 1;
+    }
+}
+
+static void
+fill_ucs4(Py_UCS4 *d, const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            *d++ = c;
+            i++;
+            continue;
+        }
+        Py_ssize_t extra = utf8_extra(c);
+        *d++ = utf8_char(s + i, extra);
+        i += extra + 1;
+    }
+}
+
+/* The str that p[0:n] decodes to, or NULL: with an exception set if allocating failed,
+ * without one if the bytes are not UTF-8 (the caller asks CPython's decoder then). */
+static PyObject *
+utf8_decode(const char *p, Py_ssize_t n)
+{
+    const unsigned char *s = (const unsigned char *)p;
+    Py_ssize_t chars;
+    Py_UCS4 maxchar;
+    if (utf8_shape(s, n, &chars, &maxchar) < 0) {
+        return NULL;
+    }
+    PyObject *str = PyUnicode_New(chars, maxchar);
+    if (str == NULL || n == 0) {
+        return str;
+    }
+    switch (maxchar) {
+    case 127:
+        memcpy(PyUnicode_DATA(str), s, (size_t)n);
+        break;
+    case 0xFF:
+        fill_ucs1(PyUnicode_1BYTE_DATA(str), s, n);
+        break;
+    case 0xFFFF:
+        fill_ucs2(PyUnicode_2BYTE_DATA(str), s, n);
+        break;
+    default:
+        fill_ucs4(PyUnicode_4BYTE_DATA(str), s, n);
+        break;
+    }
+    return str;
+}
+
+#endif /* SSE_SANSIO_CORE_DECODE_H */
