@@ -8,9 +8,11 @@
  * - allocate(type, n, slots): n items of an sse_sansio item class (a tuple subclass,
  *   allocated as _core.c's new_item() does), two slots set to new int offsets (an item's
  *   start and end), the rest None; each item freed at once, as a consumer drops it.
- * - decode(payloads): PyUnicode_DecodeUTF8() (strict) of each item's text, once; a text
- *   of at most 64 bytes equal to the one before is reused instead (a memcmp), as the
- *   core's cached_decode() reuses a repeated comment text or event type.
+ * - decode(payloads): a strict UTF-8 decode of each item's text, once, with the core's
+ *   own decoder (sse_sansio/_core_decode.h, included below: the fastest decode this
+ *   machine has for a str, so the floor stays a floor); a text of at most 64 bytes
+ *   equal to the one before is reused instead (a memcmp), as the core's cached_decode()
+ *   reuses a repeated comment text or event type.
  * - Drain(per_chunk, item, need_data, end): a connection that parses nothing:
  *   receive_data() counts the items that chunk completes, next_event() hands out the
  *   same prebuilt item that many times, then NEED_DATA (after b"", `end`); handed()
@@ -22,7 +24,13 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
+
+/* The core's UTF-8 check and decoder (floor.py puts sse_sansio/ on the include path). */
+#include "_core_utf8.h"
+#include "_core_scan.h"
+#include "_core_decode.h"
 
 static PyObject *
 scan(PyObject *Py_UNUSED(module), PyObject *chunks)
@@ -110,7 +118,10 @@ decode(PyObject *Py_UNUSED(module), PyObject *payloads)
             s = Py_NewRef(last);
         }
         else {
-            s = PyUnicode_DecodeUTF8(p, len, NULL);
+            s = utf8_decode(p, len);
+            if (s == NULL && !PyErr_Occurred()) {
+                s = PyUnicode_DecodeUTF8(p, len, NULL); /* raises: not UTF-8 */
+            }
             if (s == NULL) {
                 Py_XDECREF(last);
                 return NULL;

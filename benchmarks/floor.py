@@ -15,10 +15,12 @@ C function that does that part the way sse_sansio/_core.c does it and nothing el
   slots; ``Comment``, 4), allocated as the core's ``new_item()`` does, with two new ``int``
   offsets (start and end) and ``None`` in the other slots, freed at once as a consumer
   drops it.
-- **decode**: strict ``PyUnicode_DecodeUTF8()`` of every item's text (an event's data,
-  its lines joined, or a comment's text), once, from one contiguous buffer; a text of
-  at most 64 bytes equal to the one before is reused after a ``memcmp()``, as the core
-  reuses a repeated comment text (a keep-alive's ``ping``).
+- **decode**: a strict UTF-8 decode of every item's text (an event's data, its lines
+  joined, or a comment's text), once, from one contiguous buffer, with the core's own
+  decoder (``sse_sansio/_core_decode.h``, faster than ``PyUnicode_DecodeUTF8()``, which
+  it falls back to for bytes that are not UTF-8); a text of at most 64 bytes equal to
+  the one before is reused after a ``memcmp()``, as the core reuses a repeated comment
+  text (a keep-alive's ``ping``).
 - **drain**: the drain loop of benchmarks/peers.py (``receive_data(chunk)``, then
   ``next_event()`` until ``NEED_DATA``, the sink for each item, ``receive_data(b"")`` at
   the end) around a C connection that parses nothing: ``receive_data()`` notes how many
@@ -91,7 +93,9 @@ def compile_command(source: Path, target: Path) -> list[str]:
     """The compiler call that builds ``source`` into the extension module ``target``."""
     cc = (sysconfig.get_config_var("CC") or "cc").split()
     include = sysconfig.get_paths()["include"]
-    return [*cc, "-O2", "-shared", "-fPIC", f"-I{include}", str(source), "-o", str(target)]
+    core = source.resolve().parent.parent / "sse_sansio"  # the core's decoder, included
+    command = [*cc, "-O2", "-shared", "-fPIC", f"-I{include}", f"-I{core}", str(source)]
+    return [*command, "-o", str(target)]
 
 
 def build() -> ModuleType | str:

@@ -4,7 +4,8 @@ The compiled core decodes a line's bytes into a str of the right length and kind
 passes of its own, and leaves bytes that are not UTF-8 to CPython's decoder.  What it
 makes must be the str that ``bytes.decode("utf-8")`` makes: the same characters, and the
 same kind (CPython's ``==`` is false between strs of different kinds, so equality checks
-that too), wherever the wide characters sit in the 16-byte steps of its loops.  Bytes
+that too), wherever the wide characters sit in the 16-byte steps of its loops, on
+both sides of the size up to which it decodes in one pass.  Bytes
 that are not UTF-8 must give the pure core's error at the same offset, or, with
 ``errors="replace"``, the replacement characters of ``bytes.decode(..., "replace")``.
 
@@ -97,6 +98,19 @@ def test_runs_of_ascii_between_wide_characters(wide: str) -> None:
     # Runs of every length from 0 to 40 between wide characters: the fill loops switch
     # between their 16-byte ASCII step and the one-character step at every offset.
     _check_text("".join("x" * run + wide for run in range(41)))
+
+
+@pytest.mark.parametrize("wide", WIDE)
+def test_values_either_side_of_the_one_pass_limit(wide: str) -> None:
+    # Values of up to 1024 bytes are decoded in one pass, longer ones in two: the same
+    # strs on both sides, the wide character first, in the middle or last.
+    for size in (1000, 1023, 1024, 1025, 3000):
+        fill = size - len(wide.encode())
+        for text in (wide + "a" * fill, "a" * (fill // 2) + wide + "b" * (fill - fill // 2)):
+            _check_text(text)
+        _check_text("c" * fill + wide)
+        # Mostly wide: a value's characters fewer than its bytes.
+        _check_text(wide * (size // len(wide.encode())))
 
 
 def test_the_narrowest_kind_is_chosen_by_the_widest_character() -> None:
