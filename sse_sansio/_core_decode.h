@@ -98,11 +98,18 @@ utf8_char(const unsigned char *s, Py_ssize_t extra)
     }
 }
 
-/* How many bytes after the lead byte c of a valid sequence. */
-static inline Py_ssize_t
-utf8_extra(unsigned char c)
+/* The character of the valid UTF-8 at s[*i], *i moved past it. */
+static inline Py_UCS4
+next_char(const unsigned char *s, Py_ssize_t *i)
 {
-    return c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
+    unsigned char c = s[*i];
+    if (c < 0x80) {
+        *i += 1;
+        return c;
+    }
+    Py_ssize_t extra = c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
+    *i += extra + 1;
+    return utf8_char(s + *i - extra - 1, extra);
 }
 
 /* The fill loops: the valid s[0:n] into a str's characters d of 1, 2 or 4 bytes. */
@@ -143,32 +150,15 @@ fill_ucs2(Py_UCS2 *d, const unsigned char *s, Py_ssize_t n)
             }
         }
 #endif
-        unsigned char c = s[i];
-        if (c < 0x80) {
-            *d++ = c;
-            i++;
-            continue;
-        }
-        Py_ssize_t extra = utf8_extra(c);
-        *d++ = (Py_UCS2)utf8_char(s + i, extra);
-        i += extra + 1;
+        *d++ = (Py_UCS2)next_char(s, &i);
     }
 }
 
 static void
 fill_ucs4(Py_UCS4 *d, const unsigned char *s, Py_ssize_t n)
 {
-    Py_ssize_t i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        if (c < 0x80) {
-            *d++ = c;
-            i++;
-            continue;
-        }
-        Py_ssize_t extra = utf8_extra(c);
-        *d++ = utf8_char(s + i, extra);
-        i += extra + 1;
+    for (Py_ssize_t i = 0; i < n;) {
+        *d++ = next_char(s, &i);
     }
 }
 
