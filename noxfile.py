@@ -216,6 +216,8 @@ def sanitize(session: nox.Session) -> None:
     }
     session.run("python", "tests/fuzz/cores.py", *session.posargs, env=sanitized)
     # Calls re-entering next_event() (finalizers, a second thread): no fuzzer finds them.
+    # The decoder's values past its one-pass limit and of every width: the fuzzers'
+    # short inputs seldom make those.
     session.run(
         "python",
         "-m",
@@ -224,6 +226,7 @@ def sanitize(session: nox.Session) -> None:
         "-p",
         "no:cacheprovider",
         "tests/test_reentrancy.py",
+        "tests/test_decode.py",
         env={**sanitized, "SSE_SANSIO_REQUIRE_EXTENSIONS": "1"},
     )
 
