@@ -34,12 +34,12 @@ MYPY = "mypy==2.4.1"
 # The C sources' layout is .clang-format's (PEP 7); the wheel from PyPI needs no compiler.
 CLANG_FORMAT = "clang-format==19.1.7"
 C_SOURCES = (
-    "sse_sansio/_core.c",
-    "sse_sansio/_core_buffer.h",
-    "sse_sansio/_core_utf8.h",
-    "sse_sansio/_core_scan.h",
-    "sse_sansio/_core_decode.h",
-    "sse_sansio/_core_modes.h",
+    "sse_sansio/_receive/_core.c",
+    "sse_sansio/_receive/_core_buffer.h",
+    "sse_sansio/_receive/_core_utf8.h",
+    "sse_sansio/_receive/_core_scan.h",
+    "sse_sansio/_receive/_core_decode.h",
+    "sse_sansio/_receive/_core_modes.h",
     "tests/fuzz/core_fuzzer.c",
 )
 
@@ -281,7 +281,7 @@ def cfuzz(session: nox.Session) -> None:
     objects = []
     for source, defines in (
         # STR_AFTER=64: the buffers move into and out of strs on short inputs too.
-        ("sse_sansio/_core.c", ("-DSTR_AFTER=64",)),
+        ("sse_sansio/_receive/_core.c", ("-DSTR_AFTER=64",)),
         (
             "tests/fuzz/core_fuzzer.c",
             (f'-DSSE_SANSIO_ROOT="{root}"', f'-DSSE_SANSIO_PYTHONHOME="{home}"'),

@@ -1,4 +1,4 @@
-"""Build the optional compiled core, sse_sansio/_core.c, or else the pure package.
+"""Build the optional compiled core, sse_sansio/_receive/_core.c, or else the pure package.
 
 ``pip install .`` compiles the extension where a C compiler and the Python headers
 exist.  If the compile fails, the build goes on without it and says so in a banner: the
@@ -90,8 +90,10 @@ def _extensions() -> list[Extension]:
     if _flag("SSE_SANSIO_NO_EXTENSIONS") or platform.python_implementation() != "CPython":
         return []
     headers = ["_core_buffer.h", "_core_utf8.h", "_core_scan.h", "_core_decode.h", "_core_modes.h"]
-    depends = [f"sse_sansio/{name}" for name in headers]
-    return [Extension("sse_sansio._core", ["sse_sansio/_core.c"], depends=depends)]
+    depends = [f"sse_sansio/_receive/{name}" for name in headers]
+    return [
+        Extension("sse_sansio._receive._core", ["sse_sansio/_receive/_core.c"], depends=depends)
+    ]
 
 
 def _commands() -> dict[str, Any]:

@@ -9,7 +9,7 @@
  *   allocated as _core.c's new_item() does), two slots set to new int offsets (an item's
  *   start and end), the rest None; each item freed at once, as a consumer drops it.
  * - decode(payloads): a strict UTF-8 decode of each item's text, once, with the core's
- *   own decoder (sse_sansio/_core_decode.h, included below: the fastest decode this
+ *   own decoder (sse_sansio/_receive/_core_decode.h, included below: the fastest decode this
  *   machine has for a str, so the floor stays a floor); a text of at most 64 bytes
  *   equal to the one before is reused instead (a memcmp), as the core's cached_decode()
  *   reuses a repeated comment text or event type.

@@ -7,7 +7,7 @@ compiles benchmarks/floor.c into a temporary directory (nothing built is kept).
 
 Method.  Issue 21 describes the floor as built from the core's unavoidable parts; each
 is measured alone, on the same workload bytes and the same chunks as the parsers, by a
-C function that does that part the way sse_sansio/_core.c does it and nothing else:
+C function that does that part the way sse_sansio/_receive/_core.c does it and nothing else:
 
 - **scan**: ``memchr()`` for every LF, line by line, over every chunk (LF only: the core
   also looks for CR, so this is below it on every workload).
@@ -17,7 +17,7 @@ C function that does that part the way sse_sansio/_core.c does it and nothing el
   drops it.
 - **decode**: a strict UTF-8 decode of every item's text (an event's data, its lines
   joined, or a comment's text), once, from one contiguous buffer, with the core's own
-  decoder (``sse_sansio/_core_decode.h``, faster than ``PyUnicode_DecodeUTF8()``, which
+  decoder (``sse_sansio/_receive/_core_decode.h``, faster than ``PyUnicode_DecodeUTF8()``, which
   it falls back to for bytes that are not UTF-8); a text of at most 64 bytes equal to
   the one before is reused after a ``memcmp()``, as the core reuses a repeated comment
   text (a keep-alive's ``ping``).
@@ -93,7 +93,9 @@ def compile_command(source: Path, target: Path) -> list[str]:
     """The compiler call that builds ``source`` into the extension module ``target``."""
     cc = (sysconfig.get_config_var("CC") or "cc").split()
     include = sysconfig.get_paths()["include"]
-    core = source.resolve().parent.parent / "sse_sansio"  # the core's decoder, included
+    core = (
+        source.resolve().parent.parent / "sse_sansio" / "_receive"
+    )  # the core's decoder, included
     command = [*cc, "-O2", "-shared", "-fPIC", f"-I{include}", f"-I{core}", str(source)]
     return [*command, "-o", str(target)]
 

@@ -423,7 +423,7 @@ def machine() -> dict[str, str]:
 def sse_sansio_provenance() -> str:
     """Which sse_sansio was measured: its version and whether it is a committed state."""
     import sse_sansio
-    from sse_sansio import _connection
+    from sse_sansio._receive import _connection
 
     source = Path(_connection.__file__).read_bytes()
     blob = hashlib.sha1(b"blob %d\0" % len(source) + source).hexdigest()
@@ -438,7 +438,7 @@ def sse_sansio_provenance() -> str:
             timeout=10,
         ).stdout.strip()
         committed = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "HEAD:sse_sansio/_connection.py"],
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD:sse_sansio/_receive/_connection.py"],
             capture_output=True,
             text=True,
             check=True,

@@ -21,16 +21,16 @@ sys.path.insert(0, str(DOCS / "_ext"))
 
 def _read_version() -> str:
     """The version as the source writes it, installed package or not."""
-    # sse_sansio/__init__.py holds the literal (pyproject.toml reads it from there);
+    # sse_sansio/_version.py holds the literal (pyproject.toml reads it from there);
     # older checkouts wrote it in pyproject.toml.
     for path, pattern in (
-        (ROOT / "sse_sansio" / "__init__.py", r'^__version__ = "([^"]+)"$'),
+        (ROOT / "sse_sansio" / "_version.py", r'^__version__ = "([^"]+)"$'),
         (ROOT / "pyproject.toml", r'^version = "([^"]+)"$'),
     ):
         found = re.search(pattern, path.read_text(encoding="utf-8"), re.MULTILINE)
         if found:
             return found.group(1)
-    raise RuntimeError("no version found in sse_sansio/__init__.py or pyproject.toml")
+    raise RuntimeError("no version found in sse_sansio/_version.py or pyproject.toml")
 
 
 project = "sse_sansio"

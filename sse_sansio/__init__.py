@@ -7,8 +7,9 @@ follow the WHATWG HTML standard and survive any split of the input; the caller o
 every socket and file.  Standard library only.
 """
 
-from ._coalescer import Coalescer
-from ._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, NeedData, OptInItem
+from ._client._feeding import READ_SIZE, TruncatedStreamError, aiter_events, iter_events
+from ._client._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
+from ._client._response import ResponseCheck, ResponseError, check_response
 from ._errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from ._events import (
     Comment,
@@ -20,19 +21,16 @@ from ._events import (
     ReceivedItem,
     SkippedEvent,
 )
-from ._feeding import READ_SIZE, TruncatedStreamError, aiter_events, iter_events
-from ._implementation import IMPLEMENTATION, Connection
-from ._keepalive import KeepalivePlanner
-from ._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
-from ._replay import AsyncReplayWindow, ReplayWindow, Resume
-from ._replay_store import AsyncReplayStore, MemoryStore, ReplayStore, StoreSnapshot
-from ._response import ResponseCheck, ResponseError, check_response, describe_body
+from ._excerpt import describe_body
+from ._health._coalescer import Coalescer
+from ._health._keepalive import KeepalivePlanner
+from ._health._watchdog import Verdict, Watchdog
+from ._receive._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, NeedData, OptInItem
+from ._receive._implementation import IMPLEMENTATION, Connection
+from ._resume._replay import AsyncReplayWindow, ReplayWindow, Resume
+from ._resume._replay_store import AsyncReplayStore, MemoryStore, ReplayStore, StoreSnapshot
 from ._serializer import serialize
-from ._watchdog import Verdict, Watchdog
-
-# The one place the version is written: pyproject.toml reads it from here.
-# A literal rather than importlib.metadata, which costs milliseconds at import.
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",

@@ -1,7 +1,7 @@
-"""``python -m sse_sansio``: see ``sse_sansio._cli``."""
+"""``python -m sse_sansio``: see ``sse_sansio._cli._main``."""
 
 import sys
 
-from ._cli import main
+from ._cli._main import main
 
 sys.exit(main())

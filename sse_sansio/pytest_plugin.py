@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from ._cassette import Cassette
+    from .testing._cassette import Cassette
 
 __all__ = ["CassetteFolder", "sse_cassette"]
 
@@ -73,8 +73,8 @@ class CassetteFolder:
         """The cassette ``name``: loaded, or recorded from ``source()`` with
         ``--sse-record`` (``source()`` may also return a ready Cassette)."""
         # Imported here: a pytest run that never asks for a cassette never loads them.
-        from ._cassette import Cassette
-        from ._recording import record
+        from .testing._cassette import Cassette
+        from .testing._recording import record
 
         path = self.path(name)
         if path.exists():

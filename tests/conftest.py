@@ -1,8 +1,8 @@
 """Shared pytest configuration: the core matrix and the hypothesis profiles.
 
 The core matrix.  One pytest run tests both receive cores: the compiled one
-(``sse_sansio._core.Connection``, id ``c``) and the pure one
-(``sse_sansio._connection.PyConnection``, id ``py``), as markupsafe, multidict and
+(``sse_sansio._receive._core.Connection``, id ``c``) and the pure one
+(``sse_sansio._receive._connection.PyConnection``, id ``py``), as markupsafe, multidict and
 aiohttp test their twins.  The rule, decided per file:
 
 - A file whose tests check what a connection does with bytes (items, spans, errors,
@@ -49,8 +49,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from sse_sansio import _implementation
-from sse_sansio._connection import PyConnection
+from sse_sansio._receive import _implementation
+from sse_sansio._receive._connection import PyConnection
 
 # deadline=None: the machine running the suite is shared, and a slow example is not a
 # failure of the property under test.
@@ -69,7 +69,7 @@ REQUIRED = os.environ.get("SSE_SANSIO_REQUIRE_EXTENSIONS", "") not in ("", "0")
 def _compiled_class() -> type[PyConnection] | None:
     """The compiled Connection, or None where it was not built (an error if required)."""
     try:
-        core = importlib.import_module("sse_sansio._core")
+        core = importlib.import_module("sse_sansio._receive._core")
     except ImportError:
         if REQUIRED:
             raise
@@ -155,7 +155,7 @@ def _route(monkeypatch: pytest.MonkeyPatch, cls: type[PyConnection], name: str) 
         tests = module_name.startswith("tests.")
         if not isinstance(module, ModuleType) or not (package or tests):
             continue
-        if module_name == "sse_sansio._connection":
+        if module_name == "sse_sansio._receive._connection":
             continue  # its Connection is the pure class's old name, not a choice
         names = vars(module)
         held = names.get("Connection")

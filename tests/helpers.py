@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from sse_sansio import Connection, ReceivedItem, RemoteProtocolError
-from sse_sansio._connection import PyConnection
-from sse_sansio._interpret import Tuning
+from sse_sansio._receive._connection import PyConnection
+from sse_sansio._receive._interpret import Tuning
 from sse_sansio.testing import _drain, _feed
 
 

@@ -27,17 +27,17 @@ from sse_sansio import (
     EndOfStream,
     Event,
     TruncatedStreamError,
-    _cassette_cli,
-    _cassette_file,
-    _cli,
     iter_events,
 )
+from sse_sansio._cli import _cassette as _cassette_cli
+from sse_sansio._cli import _main as _cli
 from sse_sansio.pytest_plugin import CassetteFolder
 from sse_sansio.testing import (
     Cassette,
     CassetteError,
     CassetteServer,
     RecordedError,
+    _cassette_file,
     arecord,
     chunkings,
     parse,

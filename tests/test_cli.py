@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from sse_sansio._cli import main, run
+from sse_sansio._cli._main import main
+from sse_sansio._cli._run import run
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from sse_sansio._cli import _Recent, item_to_json, main, run
+from sse_sansio._cli._main import main
+from sse_sansio._cli._run import _Recent, item_to_json, run
 from sse_sansio._events import Event
 
 ROOT = Path(__file__).resolve().parents[1]

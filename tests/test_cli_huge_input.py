@@ -17,8 +17,10 @@ from typing import Any, ClassVar, NamedTuple
 
 import pytest
 
-from sse_sansio import NEED_DATA, EndOfStream, Event, _cli
-from sse_sansio._cli import main, run
+from sse_sansio import NEED_DATA, EndOfStream, Event
+from sse_sansio._cli import _run as _cli
+from sse_sansio._cli._main import main
+from sse_sansio._cli._run import run
 
 
 class Diagnostic(NamedTuple):

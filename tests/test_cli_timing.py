@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from sse_sansio._cli import main, run
+from sse_sansio._cli._main import main
+from sse_sansio._cli._run import run
 
 # Three items, placed so that reads of 9 bytes complete one item each:
 # "data: a\n\n" | ": c\ndata:" | " b\n\n" | end of file.

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from sse_sansio import RemoteProtocolError, _contract
+from sse_sansio import RemoteProtocolError
+from sse_sansio._receive import _contract
 
 from .test_cores import CORE, PURE, needs_core
 

@@ -29,8 +29,8 @@ from sse_sansio import (
     PiecedEvent,
     RemoteProtocolError,
     SkippedEvent,
-    _connection,
 )
+from sse_sansio._receive import _connection
 
 from .helpers import parser_config
 from .test_cores import CORE, PURE, _observe, compiled, needs_core

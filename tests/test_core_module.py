@@ -43,7 +43,7 @@ def _fresh_module() -> ModuleType:
     """A second module object executed from the same extension file."""
     assert CORE is not None
     assert CORE.__spec__ is not None
-    spec = importlib.util.spec_from_file_location("sse_sansio._core", CORE.__spec__.origin)
+    spec = importlib.util.spec_from_file_location("sse_sansio._receive._core", CORE.__spec__.origin)
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -62,7 +62,7 @@ def test_a_second_module_object_has_its_own_type_and_works_alone() -> None:
     assert CORE is not None
     other = _fresh_module()
     assert other.Connection is not CORE.Connection
-    assert other.Connection.__module__ == "sse_sansio._core"
+    assert other.Connection.__module__ == "sse_sansio._receive._core"
     conn = other.Connection(max_event_size=100)
     assert _drain(conn) == _drain(CORE.Connection())
     assert conn.implementation == "compiled"
@@ -91,7 +91,7 @@ def test_the_docstrings_and_signature_are_the_pure_cores() -> None:
     assert CORE is not None
     import inspect
 
-    from sse_sansio._connection import PyConnection
+    from sse_sansio._receive._connection import PyConnection
 
     assert CORE.Connection.__doc__ == PyConnection.__doc__
     assert CORE.Connection.next_event.__doc__ == PyConnection.next_event.__doc__
@@ -107,7 +107,7 @@ def test_a_subinterpreter_imports_and_parses() -> None:
         import _testcapi, os, sys
         r, w = os.pipe()
         script = f'''
-        import os, sse_sansio._core as core
+        import os, sse_sansio._receive._core as core
         conn = core.Connection()
         conn.receive_data(b"data: inside\\\\n\\\\n")
         os.write({w}, repr(conn.next_event()).encode())

@@ -1,4 +1,4 @@
-"""The compiled core (sse_sansio/_core.c) against the pure one, and what only it does.
+"""The compiled core (sse_sansio/_receive/_core.c) against the pure one, and what only it does.
 
 The pure core, _connection.py, is the reference: for random streams, every chunking,
 both decoding modes, random size limits, keep_raw on and off, the compiled core must
@@ -40,9 +40,8 @@ from sse_sansio import (
     Event,
     ProtocolError,
     RemoteProtocolError,
-    _connection,
-    _implementation,
 )
+from sse_sansio._receive import _connection, _implementation
 
 from .helpers import parser_config
 from .strategies import chunked, max_event_sizes, streams
@@ -54,7 +53,7 @@ REQUIRED = os.environ.get("SSE_SANSIO_REQUIRE_EXTENSIONS", "") not in ("", "0")
 
 def _load_core() -> ModuleType | None:
     try:
-        import sse_sansio._core as core  # type: ignore[import-not-found]
+        import sse_sansio._receive._core as core  # type: ignore[import-not-found]
     except ImportError:
         if REQUIRED:
             raise
@@ -102,7 +101,7 @@ class _FakeCore(ModuleType):
 
 
 def _fake_import(name: str) -> ModuleType:
-    assert name == "sse_sansio._core"
+    assert name == "sse_sansio._receive._core"
     return _FakeCore(name)
 
 
@@ -136,7 +135,7 @@ def test_the_environment_variable_selects_the_pure_core() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
-    assert out.stdout.split() == ["python", "sse_sansio._connection"]
+    assert out.stdout.split() == ["python", "sse_sansio._receive._connection"]
 
 
 # --------------------------------------------------------------------------- differential
@@ -438,7 +437,7 @@ def test_any_exception_fails_the_connection_for_good() -> None:
     # happen with CPython's allocation hooks; every later call then refuses to go on.
     code = r"""
 import _testcapi
-from sse_sansio._core import Connection
+from sse_sansio._receive._core import Connection
 from sse_sansio import LocalProtocolError
 conn = Connection()
 conn.receive_data(b"data: " + b"x" * 5000 + b"\n\n")

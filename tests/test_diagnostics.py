@@ -1,4 +1,4 @@
-"""The diagnostics' classifiers (sse_sansio/_diagnostics.py), on their own.
+"""The diagnostics' classifiers (sse_sansio/_receive/_diagnostics.py), on their own.
 
 The connection calls them on the diagnostics path (tests/test_diagnostics_stream.py tests
 the items it hands out); here each classifier gets inputs shaped as the parser gives
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sse_sansio._diagnostics import (
+from sse_sansio._receive._diagnostics import (
     CODES,
     QUOTED,
     SNIFF_BYTES,

@@ -1,7 +1,7 @@
 """Connection(diagnostics=True): Diagnostic items in stream order, with their spans.
 
 Only codes and spans are asserted (the wording belongs to the classifiers in
-sse_sansio/_diagnostics.py, tested on their own).
+sse_sansio/_receive/_diagnostics.py, tested on their own).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from sse_sansio import NEED_DATA, Diagnostic, EndOfStream, Event, LocalProtocolError
-from sse_sansio._connection import Connection
+from sse_sansio._receive._connection import Connection
 from sse_sansio.testing import chunkings
 
 pytestmark = pytest.mark.usefixtures("conn_cls")  # both cores: tests/conftest.py

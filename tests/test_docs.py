@@ -244,7 +244,7 @@ def test_extractor_finds_every_python_block() -> None:
         (".rst", ".. code-block:: ruby\n\n   puts 1\n", "unknown language"),
         (".rst", ".. code-block::\n\n   x = 1\n", "without a language"),
         (".rst", "Like this::\n\n   x = 1\n", "bare '::'"),
-        (".rst", ".. literalinclude:: ../sse_sansio/_cli.py\n", "included file"),
+        (".rst", ".. literalinclude:: ../sse_sansio/_cli/_main.py\n", "included file"),
         (".rst", ".. doctest::\n\n   >>> 1\n   1\n", "unsupported code directive"),
         (".md", "```js\nlet x = 1\n```\n", "unknown language"),
         (".md", "```\nx = 1\n```\n", "without a language"),

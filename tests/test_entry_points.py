@@ -1,6 +1,6 @@
 """Every entry point of the package parses with the core the process chose.
 
-sse_sansio._implementation is the only module that chooses (the compiled core when it
+sse_sansio._receive._implementation is the only module that chooses (the compiled core when it
 was built and SSE_SANSIO_NO_EXTENSIONS is not set, else the pure PyConnection); every
 module that builds a connection imports its choice.  Each entry-point test here runs
 one entry point (iter_events, aiter_events, the planner's connection() and events(),
@@ -29,8 +29,12 @@ from typing import Any
 import pytest
 
 import sse_sansio
-from sse_sansio import _cli, _feeding, _implementation, _reconnect, _redaction, testing
-from sse_sansio._connection import PyConnection
+from sse_sansio import testing
+from sse_sansio._cli import _run as _cli
+from sse_sansio._client import _feeding, _reconnect
+from sse_sansio._receive import _implementation
+from sse_sansio._receive._connection import PyConnection
+from sse_sansio.testing import _redaction
 
 from .conftest import RUN_ONCE
 

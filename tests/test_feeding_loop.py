@@ -1,7 +1,7 @@
 """iter_events()'s drain loop at its edges: what comes before the first chunk and after
 the last one.
 
-The loop feeds a chunk, then drains to NEED_DATA (sse_sansio/_feeding.py); items can
+The loop feeds a chunk, then drains to NEED_DATA (sse_sansio/_client/_feeding.py); items can
 also come before any chunk (a connection passed in that holds some, or has ended) and
 after receive_data(b"") (a Diagnostic that only the end of the stream decides).
 """

@@ -33,7 +33,7 @@ CEILING = 40 * MB
 WORKER = r"""
 import json, sys
 from sse_sansio import NEED_DATA
-from sse_sansio._connection import Connection
+from sse_sansio._receive._connection import Connection
 from tests.rss import peak, reset_peak
 
 mode, total = sys.argv[1], int(sys.argv[2])

@@ -24,7 +24,7 @@ from sse_sansio import (
     Event,
     RemoteProtocolError,
 )
-from sse_sansio._connection import PyConnection
+from sse_sansio._receive._connection import PyConnection
 
 from .helpers import parser_config
 from .model import interpret
@@ -207,7 +207,7 @@ def test_handing_out_a_big_event_keeps_no_big_allocation() -> None:
     # stays, not the allocation the event grew (see _raw.py's invariants).
     import tracemalloc
 
-    from sse_sansio._connection import Connection as PureConnection
+    from sse_sansio._receive._connection import Connection as PureConnection
 
     size = 4 * 1024 * 1024
     stream = b"data: " + b"x" * size + b"\n\ndata: " + b"y" * 1000

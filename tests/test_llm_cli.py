@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sse_sansio._cli import main
+from sse_sansio._cli._main import main
 
 DATA = Path(__file__).parent / "data" / "llm"
 

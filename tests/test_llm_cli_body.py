@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sse_sansio._cli import main
+from sse_sansio._cli._main import main
 from tests import llm_streams as s
 
 NGINX_502 = (

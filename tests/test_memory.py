@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from sse_sansio._implementation import NO_EXTENSIONS
+from sse_sansio._receive._implementation import NO_EXTENSIONS
 
 from .test_cores import needs_core
 
@@ -366,7 +366,7 @@ def _keep_raw_peak(stream: list[bytes]) -> int:
     import tracemalloc
 
     from sse_sansio import NEED_DATA, Event
-    from sse_sansio._connection import Connection
+    from sse_sansio._receive._connection import Connection
 
     tracemalloc.start()
     try:

@@ -1,4 +1,4 @@
-"""The opt-in modes' rooms (sse_sansio/_modes.py) against the model and the fast loop.
+"""The opt-in modes' rooms (sse_sansio/_receive/_modes.py) against the model and the fast loop.
 
 A connection that sets on_oversize="skip" or piece_size hands a block to _modes.py when
 it grows near the limit or piece_size.  With none of the new behaviour in play, a block
@@ -28,7 +28,7 @@ from sse_sansio import (
     Event,
     RemoteProtocolError,
 )
-from sse_sansio._connection import Connection, PyConnection
+from sse_sansio._receive._connection import Connection, PyConnection
 
 from .model import MComment, MEnd, MError, MEvent, ModelResult, interpret
 from .strategies import chunked, max_event_sizes, streams

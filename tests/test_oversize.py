@@ -24,7 +24,7 @@ from sse_sansio import (
     SkippedEvent,
     iter_events,
 )
-from sse_sansio._connection import Connection
+from sse_sansio._receive._connection import Connection
 from sse_sansio.testing import chunkings
 
 from .model import MComment, MEnd, MError, MEvent, ModelResult, MSkipped, interpret

@@ -23,7 +23,7 @@ from sse_sansio import (
     RemoteProtocolError,
     SkippedEvent,
 )
-from sse_sansio._connection import Connection
+from sse_sansio._receive._connection import Connection
 from sse_sansio.testing import chunkings
 
 from .strategies import chunked, streams

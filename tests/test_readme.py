@@ -127,7 +127,7 @@ def test_the_documented_cut_stream_exits_3() -> None:
 
 
 def test_the_exit_status_table_is_the_command_lines() -> None:
-    from sse_sansio._cli import EXIT_STATUSES
+    from sse_sansio._cli._run import EXIT_STATUSES
     from sse_sansio.llm import EXIT_STATUS
 
     table = re.findall(r"^\| (\d+) \| (.+) \|$", _section("Command line"), re.M)
@@ -140,7 +140,7 @@ def test_the_exit_status_table_is_the_command_lines() -> None:
 
 
 def test_the_command_lines_options_are_in_the_readme() -> None:
-    from sse_sansio._cli import _parser
+    from sse_sansio._cli._main import _parser
 
     usage = _section("Command line")
     options = [o for action in _parser()._actions for o in action.option_strings]

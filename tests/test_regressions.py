@@ -17,8 +17,8 @@ from sse_sansio import (
     LocalProtocolError,
     ReceivedItem,
     RemoteProtocolError,
-    _connection,
 )
+from sse_sansio._receive import _connection
 
 from .helpers import chunkings, feed
 
@@ -179,7 +179,7 @@ def _interrupted(conn: _connection.Connection, exc: BaseException) -> BaseExcept
     """Make the parser raise ``exc`` in the middle of a chunk, as a signal handler can."""
     conn.receive_data(b"data: a\n\ndata: b\n\n")
     # keep_raw's bookkeeping hands the event its bytes: make that raise.
-    from sse_sansio import _raw
+    from sse_sansio._receive import _raw
 
     real = _raw.RawBytes.hand_out
 
@@ -250,7 +250,7 @@ def test_the_functions_that_always_raise_are_typed_as_never_returning() -> None:
     # (It is _lines.fail() now, with the other functions that only raise.)
     import typing
 
-    from sse_sansio import _connection, _interpret, _lines
+    from sse_sansio._receive import _connection, _interpret, _lines
 
     for function in (
         _lines.fail,

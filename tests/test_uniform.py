@@ -1,4 +1,4 @@
-"""The fast path for runs of same-shaped blocks (sse_sansio/_uniform.py).
+"""The fast path for runs of same-shaped blocks (sse_sansio/_receive/_uniform.py).
 
 It must be invisible: for every stream, the items, spans, errors and state are those of
 the line loop, which the reference model in tests/model.py stands for.  The streams here
@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import sse_sansio._connection as connection_module
-import sse_sansio._interpret as interpret_module
+import sse_sansio._receive._connection as connection_module
+import sse_sansio._receive._interpret as interpret_module
 from sse_sansio import Comment, Event
-from sse_sansio._uniform import BATCH_BLOCKS, MIN_BLOCKS, uniform_blocks
+from sse_sansio._receive._uniform import BATCH_BLOCKS, MIN_BLOCKS, uniform_blocks
 
 from . import helpers
 from .helpers import chunkings, feed

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sse_sansio._events import Event
-from sse_sansio._replay_store import StoreSnapshot, new_token
+from sse_sansio._resume._replay_store import StoreSnapshot, new_token
 
 if TYPE_CHECKING:
     import redis

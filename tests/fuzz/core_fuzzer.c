@@ -1,8 +1,8 @@
-/* A libFuzzer target for the compiled core, sse_sansio/_core.c, with C-level coverage.
+/* A libFuzzer target for the compiled core, sse_sansio/_receive/_core.c, with C-level coverage.
  *
  * Strategy.  _core.c is compiled into this binary (instrumented for coverage, with
  * AddressSanitizer and UndefinedBehaviorSanitizer) and registered as the built-in module
- * sse_sansio._core before CPython starts, so that `import sse_sansio` picks it up instead
+ * sse_sansio._receive._core before CPython starts, so that `import sse_sansio` picks it up instead
  * of any shared library in the checkout.  CPython is started once, in
  * LLVMFuzzerInitialize; each input then makes one Connection and drives it through the
  * module's public methods only (receive_data, next_event, take_raw and the items'
@@ -99,7 +99,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     if (PyStatus_Exception(Py_PreInitialize(&preconfig))) {
         die("Py_PreInitialize failed");
     }
-    if (PyImport_AppendInittab("sse_sansio._core", PyInit__core) < 0) {
+    if (PyImport_AppendInittab("sse_sansio._receive._core", PyInit__core) < 0) {
         die("PyImport_AppendInittab failed");
     }
     PyConfig config;
@@ -122,12 +122,12 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     }
     Py_DECREF(where);
 
-    PyObject *core = PyImport_ImportModule("sse_sansio._core");
+    PyObject *core = PyImport_ImportModule("sse_sansio._receive._core");
     if (core == NULL) {
-        die("cannot import sse_sansio._core");
+        die("cannot import sse_sansio._receive._core");
     }
     if (PyObject_HasAttrString(core, "__file__")) {
-        die("sse_sansio._core was loaded from a file, not the instrumented built-in one");
+        die("sse_sansio._receive._core was loaded from a file, not the instrumented built-in one");
     }
     ConnectionType = PyObject_GetAttrString(core, "Connection");
     Py_DECREF(core);

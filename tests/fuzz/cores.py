@@ -1,4 +1,4 @@
-"""Differential fuzzing: the compiled core (sse_sansio/_core.c) against the pure one.
+"""Differential fuzzing: the compiled core (sse_sansio/_receive/_core.c) against the pure one.
 
 Usage::
 

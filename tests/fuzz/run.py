@@ -201,7 +201,7 @@ def check_huge_modes(ways: list[list[bytes]], options: Options) -> None:
         EndOfStream,
         SkippedEvent,
     )
-    from sse_sansio._diagnostics import CODES
+    from sse_sansio._receive._diagnostics import CODES
 
     errors, limit = options.errors, options.max_event_size
     for chunks in ways:
@@ -370,7 +370,7 @@ def seed_inputs() -> list[bytes]:
         b"\xef\xbb\xbfdata: a\r\n\r\n: c\rretry: 10\nid: 1\n\n",
         b"event: x\ndata\ndata:\n\ndata: \xff\xc3\n\n",
         b"data: 1\r\r\r\ndata: 2\n\n" * 3,
-        # Runs of one block shape, for the fast path in sse_sansio/_uniform.py.
+        # Runs of one block shape, for the fast path in sse_sansio/_receive/_uniform.py.
         b"data: {}\n\n" * 20,
         b"event: e\ndata: \xe4\xb8\xad\n\n" * 12 + b"event:\ndata: x\n\n",
         b": ping\r\n\r\n" * 20 + b"data: x\r\n\r\n",

@@ -39,11 +39,11 @@ from collections.abc import (
 )
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, overload
 
-from ._connection import OptInItem
-from ._errors import RemoteProtocolError
-from ._events import AnyItem, Comment, EndOfStream, Event
-from ._implementation import Connection
-from ._need_data import NEED_DATA
+from sse_sansio._errors import RemoteProtocolError
+from sse_sansio._events import AnyItem, Comment, EndOfStream, Event
+from sse_sansio._need_data import NEED_DATA
+from sse_sansio._receive._connection import OptInItem
+from sse_sansio._receive._implementation import Connection
 
 __all__ = ["READ_SIZE", "TruncatedStreamError", "aiter_events", "iter_events"]
 

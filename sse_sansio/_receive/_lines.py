@@ -33,8 +33,8 @@ import re
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Final, NoReturn
 
-from ._errors import RemoteProtocolError
-from ._need_data import NEED_DATA, NeedData
+from sse_sansio._errors import RemoteProtocolError
+from sse_sansio._need_data import NEED_DATA, NeedData
 
 if TYPE_CHECKING:
     from ._stream import ChunkQueue

@@ -20,19 +20,14 @@
 from __future__ import annotations
 
 import email.message
-import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from ._errors import ProtocolError
+from sse_sansio._errors import ProtocolError
+from sse_sansio._excerpt import describe_body
 
 __all__ = ["ResponseCheck", "ResponseError", "check_response", "describe_body"]
-
-# How much of a body describe_body() shows, in characters: enough for an API's error
-# object, short enough for one log line.
-SHOWN = 200
 
 Headers = (
     Mapping[str, str]
@@ -42,11 +37,9 @@ Headers = (
 )
 Action = Literal["stream", "stop", "fail"]
 
-_GZIP_MAGIC = b"\x1f\x8b"
 # RFC 9110, 5.5: "optional whitespace" around a field value is SP and HTAB, and only
 # those: str.strip() would also take Unicode spaces such as U+0085 and U+00A0.
 _HTTP_WHITESPACE = " \t"
-_TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
 
 
 class ResponseError(ProtocolError):
@@ -226,83 +219,3 @@ def _status_reason(status: int, location: str) -> str:
     if 200 <= status < 300:
         return f"{status}, not 200"
     return str(status)
-
-
-def describe_body(body: bytes | bytearray | memoryview, *, limit: int = SHOWN) -> str:
-    """Name what the start of a body that is not an event stream looks like.
-
-    It tells a JSON body (quoting an API's error message: ``{"error": {"message":
-    ...}}``, ``{"error": "..."}``, ``{"message": ...}``, ``{"detail": ...}``), an HTML
-    page (with its title), gzip-compressed bytes and an empty body apart, and always ends
-    with the start of the body, decoded as UTF-8 with escapes for what is not, and cut
-    at ``limit`` characters.
-
-    Args:
-        body: The first bytes of the body (one chunk is enough).
-        limit: The most characters of the body to show.
-
-    Returns:
-        One line of text for a log.  For an API's JSON error it quotes the message,
-        then the start of the body, as in this line (wrapped here)::
-
-            a JSON error: 'Invalid API key'; the body starts:
-            '{"error": {"message": "Invalid API key"}}'
-
-    """
-    data = bytes(body)
-    if not data:
-        return "the body is empty"
-    start = f"the body starts: {_shown(data, limit)}"
-    if data.startswith(_GZIP_MAGIC):
-        return f"the body is gzip-compressed (it starts with 1f 8b); {start}"
-    stripped = data.lstrip()
-    if stripped[:1] in (b"{", b"["):
-        message = _json_message(stripped)
-        if message is not None:
-            return f"a JSON error: {message!r}; {start}"
-        return f"a JSON body; {start}"
-    head = stripped[:1024].lower()
-    if head.startswith((b"<!doctype html", b"<html")) or b"<html" in head:
-        title = _TITLE.search(data[:4096])
-        if title:
-            name = title[1].decode("utf-8", "replace").strip()[:limit]
-            return f"an HTML page titled {name!r}; {start}"
-        return f"an HTML page; {start}"
-    return start
-
-
-def _shown(data: bytes, limit: int) -> str:
-    """The start of the body as a Python literal: text if it is UTF-8, else bytes."""
-    more = f"... ({len(data)} bytes read)"
-    try:
-        # A chunk may end inside a character: up to 3 bytes of it are not an error.
-        text = _utf8_prefix(data)
-    except UnicodeDecodeError:
-        return repr(data[:limit]) + (more if len(data) > limit else "")
-    return repr(text[:limit]) + (more if len(text) > limit else "")
-
-
-def _utf8_prefix(data: bytes) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.reason != "unexpected end of data":
-            raise
-        return data[: exc.start].decode("utf-8")
-
-
-def _json_message(data: bytes) -> str | None:
-    """An error message from a JSON body, if it parses and holds one."""
-    try:
-        value = json.loads(data.decode("utf-8"))
-    except ValueError:  # also UnicodeDecodeError; a body cut short by the first chunk
-        return None
-    except RecursionError:  # nested deeper than json can go, such as 64 KiB of "["
-        return None
-    for key in ("error", "message", "detail", "error_description"):
-        found = value.get(key) if isinstance(value, dict) else None
-        if isinstance(found, dict):
-            found = found.get("message", found.get("detail"))
-        if isinstance(found, str):
-            return found
-    return None

@@ -95,7 +95,9 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final, NamedTuple, NoReturn
 
-from ._events import AnyItem, Comment, Diagnostic, EndOfStream, Event
+from sse_sansio._events import AnyItem, Comment, Diagnostic, EndOfStream, Event
+from sse_sansio._need_data import NEED_DATA, NeedData
+
 from ._fields import event_type_of, id_value, retry_value
 from ._lines import (
     SPILL,
@@ -109,7 +111,6 @@ from ._lines import (
     take_bom,
 )
 from ._lines import spill as copy_spill
-from ._need_data import NEED_DATA, NeedData
 from ._uniform import MIN_BLOCKS, uniform_blocks
 
 if TYPE_CHECKING:

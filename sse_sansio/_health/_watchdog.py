@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ._clock import Clock, seconds
-from ._events import (
+from sse_sansio._clock import Clock, seconds
+from sse_sansio._events import (
     Comment,
     DataPiece,
     Diagnostic,

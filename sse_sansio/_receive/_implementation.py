@@ -41,7 +41,7 @@ def select(
     if environ.get(NO_EXTENSIONS, "") not in ("", "0") or implementation != "cpython":
         return _connection.PyConnection, "python"
     try:
-        core = import_module("sse_sansio._core")
+        core = import_module("sse_sansio._receive._core")
     except ImportError:
         return _connection.PyConnection, "python"  # built without a compiler
     compiled: type[_connection.PyConnection] = core.Connection

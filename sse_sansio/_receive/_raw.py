@@ -29,7 +29,8 @@
 
 from __future__ import annotations
 
-from ._errors import LocalProtocolError
+from sse_sansio._errors import LocalProtocolError
+
 from ._lines import WINDOW, check_utf8
 
 __all__ = ["RawBytes"]

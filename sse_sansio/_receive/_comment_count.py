@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TypeVar
 
-from ._events import Comment
+from sse_sansio._events import Comment
 
 __all__ = ["CommentCounter"]
 

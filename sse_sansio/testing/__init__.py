@@ -40,13 +40,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
+from sse_sansio._errors import RemoteProtocolError
+from sse_sansio._events import EndOfStream, ReceivedItem
+from sse_sansio._receive._connection import NEED_DATA
+from sse_sansio._receive._implementation import Connection
+
 from ._cassette import Cassette, RecordedError, replay
 from ._cassette_file import CassetteError
 from ._cassette_server import CassetteServer, serve_cassette
-from ._connection import NEED_DATA
-from ._errors import RemoteProtocolError
-from ._events import EndOfStream, ReceivedItem
-from ._implementation import Connection
 from ._recording import AsyncRecorder, Recorder, arecord, record
 
 __all__ = [

@@ -19,8 +19,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ._events import EndOfStream, Event
-from ._implementation import Connection
+from sse_sansio._events import EndOfStream, Event
+from sse_sansio._receive._implementation import Connection
 
 __all__ = ["redact"]
 

@@ -1,4 +1,5 @@
-# The command line: replay or dump a text/event-stream as JSON lines.
+# The command line's read-feed-print loop and its vocabulary: exit statuses, the JSON
+# each item prints as, and the one-line error on standard error.
 #
 #   python -m sse_sansio examples/tour.sse --chunk-size 1
 #   curl -N https://example.com/stream | sse-sansio -
@@ -13,9 +14,8 @@
 # for a cut one, 1 for a protocol error (after every item before it), 2 for bad
 # arguments, 4 and 5 for an LLM answer stopped or failed (--llm), 6 for input that is
 # not an event stream at all, 74 (EX_IOERR) when the input cannot be read or the output
-# written.  A
-# closed output pipe (``| head -1``) ends the program quietly with 141, the status a
-# shell shows for standard tools that SIGPIPE ended.
+# written.  A closed output pipe (``| head -1``) ends the program quietly with 141, the
+# status a shell shows for standard tools that SIGPIPE ended.
 #
 # What the parser ignores or skips goes to standard error, one line per item, so that
 # stdout stays the same JSON lines: --diagnostics reports each Diagnostic and
@@ -23,31 +23,31 @@
 # exit status alone.  There is no --piece-size: the command line prints whole events,
 # and pieces are for a program that writes a huge event somewhere as it arrives.
 #
-# Structure: _parser() declares the options, main() turns them into Connection options
-# and an output style and owns every way out, run() is the read-feed-print loop.  A new
-# output mode is an argument in _parser() and a branch where main() calls run().
+# Doors: this module is the bottom of the command line; _cassette.py (cassette input)
+# and _main.py (arguments, every way out) build on it, and it imports neither.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from . import __version__
-from ._connection import NEED_DATA
-from ._diagnostics import SNIFF_BYTES, sniff_start
-from ._errors import RemoteProtocolError
-from ._events import Comment, EndOfStream, Event, ReceivedItem
-from ._implementation import IMPLEMENTATION, Connection
-from ._response import _json_message, describe_body
-from .llm import Outcome, Tracker
-from .llm._dialects import DIALECT_NAMES
+from sse_sansio._errors import RemoteProtocolError
+from sse_sansio._events import Comment, EndOfStream, Event, ReceivedItem
+from sse_sansio._excerpt import describe_body, json_message
+from sse_sansio._receive._connection import NEED_DATA
+from sse_sansio._receive._diagnostics import SNIFF_BYTES, sniff_start
+from sse_sansio._receive._implementation import Connection
+from sse_sansio.llm import Outcome, Tracker
 
-__all__ = ["item_to_json", "main"]
+__all__ = [
+    "EXIT_STATUSES",
+    "error",
+    "item_to_json",
+    "run",
+]
 
 EXIT_CLEAN = 0
 EXIT_PROTOCOL_ERROR = 1
@@ -129,111 +129,6 @@ def _decoded(data: str) -> tuple[Any, bool]:
 
 def _not_json(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
-
-
-def _size(limit: int | None) -> Callable[[str], int]:
-    """An argparse type: a whole number from 1 to ``limit`` (no upper bound if None)."""
-
-    def parse(text: str) -> int:
-        try:
-            number = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if number < 1:
-            raise argparse.ArgumentTypeError("must be at least 1")
-        if limit is not None and number > limit:
-            raise argparse.ArgumentTypeError(f"must be at most {limit}")
-        return number
-
-    return parse
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="sse-sansio",
-        description="Parse a text/event-stream and print one JSON object per item "
-        "(event, comment, end of stream).",
-        epilog="exit status:\n"
-        + "".join(f"  {status:<3} {meaning}\n" for status, meaning in EXIT_STATUSES)
-        + "A closed output pipe (| head) ends the program quietly, with status 141.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("file", help="the stream to read, or - for standard input")
-    parser.add_argument(
-        "--version",
-        action="version",
-        version=f"sse-sansio {__version__} ({IMPLEMENTATION} core)",
-        help="print the version and which core runs (compiled or python), then exit",
-    )
-    parser.add_argument(
-        "--chunk-size",
-        type=_size(MAX_CHUNK_SIZE),
-        default=65536,
-        metavar="N",
-        help="feed the parser at most N bytes at a time (default 65536, at most "
-        f"{MAX_CHUNK_SIZE}; 1 replays byte by byte)",
-    )
-    parser.add_argument(
-        "--errors",
-        choices=("strict", "replace"),
-        default="strict",
-        help="invalid UTF-8: fail (strict, the default) or decode to U+FFFD (replace)",
-    )
-    parser.add_argument(
-        "--max-event-size",
-        type=_size(None),
-        default=None,
-        metavar="BYTES",
-        help="largest event accepted, in bytes (default: the library's 16 MiB)",
-    )
-    parser.add_argument(
-        "--on-oversize",
-        choices=("error", "skip"),
-        default="error",
-        help="an event over --max-event-size: fail with status 1 (error, the default) or "
-        "skip it, say so on standard error and go on (skip)",
-    )
-    parser.add_argument(
-        "--diagnostics",
-        action="store_true",
-        help="say on standard error what the spec tells a parser to ignore (unknown fields, "
-        "an invalid retry, an id holding NUL, data-less blocks) and a stream that starts "
-        "like something else (HTTP headers, chunk sizes, HTML, JSON, gzip)",
-    )
-    parser.add_argument(
-        "--json-data",
-        action="store_true",
-        help='print an event\'s "data" decoded when it is JSON, with "data_is_json" '
-        "saying whether it was",
-    )
-    parser.add_argument(
-        "--timing",
-        action="store_true",
-        help='add "time", when the bytes that completed the item were read, in seconds '
-        'since reading started, and "gap", the seconds since the previous item (for the '
-        "first item, since reading started)",
-    )
-    parser.add_argument(
-        "--llm",
-        choices=DIALECT_NAMES,
-        metavar="DIALECT",
-        help="judge the stream as one streamed LLM response (openai-chat, openai-responses, "
-        "anthropic, gemini, ai-sdk-ui, auto) and print its outcome last, with its usage "
-        "and a summary of the answer; exit 0 completed, 3 cut, 4 stopped, 5 failed",
-    )
-    # Cassettes (docs/cassettes.rst): a FILE whose first line is a cassette header is
-    # replayed with its recorded chunks; _cassette_cli.py does both.
-    parser.add_argument(
-        "--record",
-        metavar="CASSETTE",
-        help="also save what was read, with its chunks and their times, as a cassette file",
-    )
-    parser.add_argument(
-        "--pace",
-        action="store_true",
-        help="replaying a cassette: wait for each chunk's recorded time",
-    )
-    return parser
 
 
 class _Recent:
@@ -358,7 +253,7 @@ def run(
     except RemoteProtocolError as exc:
         out.flush()
         excerpt = recent.excerpt(exc.offset)
-        _error(str(exc) if excerpt is None else f"{exc}\n{excerpt}")
+        error(str(exc) if excerpt is None else f"{exc}\n{excerpt}")
         return EXIT_PROTOCOL_ERROR
 
 
@@ -399,9 +294,9 @@ def _not_a_stream(out: IO[str], body: bytes, tracker: Tracker | None) -> int:
     body = body[len(_BOM) :] if body.startswith(_BOM) else body
     said = describe_body(body)
     if tracker is None:
-        _error(f"not an event stream: {said}")
+        error(f"not an event stream: {said}")
         return EXIT_NOT_A_STREAM
-    message = _json_message(body.lstrip()) if body.lstrip()[:1] in (b"{", b"[") else None
+    message = json_message(body.lstrip()) if body.lstrip()[:1] in (b"{", b"[") else None
     outcome = Outcome(
         outcome="failed",
         reason=f"the body is not an event stream: {said}",
@@ -455,62 +350,7 @@ def _note(item: Any) -> None:
     print(f"sse-sansio: {line}", file=sys.stderr)
 
 
-def _error(message: str) -> None:
+def error(message: str) -> None:
     """The message on standard error, if there is one to write to."""
     if sys.stderr is not None:
         print(f"sse-sansio: error: {message}", file=sys.stderr)
-
-
-def _quiet_stdout() -> None:
-    """After a broken pipe: point stdout at /dev/null, so that the interpreter's last
-    flush at exit does not print "Exception ignored ... BrokenPipeError"."""
-    try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):
-        return  # not a real file (a test's capture): nothing will be flushed to a pipe
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, fd)
-    os.close(devnull)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m sse_sansio`` and the ``sse-sansio`` script."""
-    args = _parser().parse_args(argv)
-    options: dict[str, Any] = {
-        "chunk_size": args.chunk_size,
-        "errors": args.errors,
-        "timing": args.timing,
-        "json_data": args.json_data,
-        "llm": args.llm,
-    }
-    if args.max_event_size is not None:
-        options["max_event_size"] = args.max_event_size
-    # Only when asked: these options take the connection off the compiled core.
-    if args.on_oversize != "error":
-        options["on_oversize"] = args.on_oversize
-    if args.diagnostics:
-        options["diagnostics"] = True
-    # `sse-sansio - <&-` and `sse-sansio x.sse >&-` leave Python no stream at all.
-    if sys.stdout is None:
-        _error("standard output is closed")
-        return EXIT_IO_ERROR
-    from ._cassette_cli import run_input  # replays a cassette, or records (--record)
-
-    options.update(name=args.file, record=args.record, pace=args.pace)
-    try:
-        if args.file == "-":
-            stdin = getattr(sys.stdin, "buffer", None)
-            if stdin is None:
-                _error("standard input is closed")
-                return EXIT_IO_ERROR
-            return run_input(stdin, sys.stdout, **options)
-        with open(args.file, "rb") as source:
-            return run_input(source, sys.stdout, **options)
-    except BrokenPipeError:
-        _quiet_stdout()
-        return EXIT_BROKEN_PIPE
-    except OSError as exc:
-        _error(str(exc))
-        return EXIT_IO_ERROR
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED

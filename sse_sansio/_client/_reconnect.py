@@ -63,9 +63,11 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, overload
 
-from ._connection import OptInItem
-from ._errors import LocalProtocolError, RemoteProtocolError
-from ._events import Comment, Event
+from sse_sansio._errors import LocalProtocolError, RemoteProtocolError
+from sse_sansio._events import Comment, Event
+from sse_sansio._receive._connection import OptInItem
+from sse_sansio._receive._implementation import Connection
+
 from ._feeding import (
     AsyncChunks,
     Chunks,
@@ -74,7 +76,6 @@ from ._feeding import (
     chunks_of,
     iter_events,
 )
-from ._implementation import Connection
 from ._response import Headers, ResponseCheck, ResponseError, check_response
 
 __all__ = ["AttemptEnd", "Reconnect", "ReconnectPlanner", "Stop", "StopCause"]

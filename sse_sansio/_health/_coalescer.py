@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ._clock import Clock, duration
-from ._events import Comment, Event
-from ._serializer import serialize
+from sse_sansio._clock import Clock, duration
+from sse_sansio._events import Comment, Event
+from sse_sansio._serializer import serialize
 
 __all__ = ["Coalescer", "Merge"]
 

@@ -46,15 +46,8 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, ClassVar, Generic, Literal, NoReturn, overload
 
-from ._comment_count import CommentCounter
-from ._contract import (
-    DEFAULT_MAX_EVENT_SIZE,
-    NOT_COPYABLE,
-    check_count_comments,
-    check_options,
-)
-from ._errors import LocalProtocolError, RemoteProtocolError
-from ._events import (
+from sse_sansio._errors import LocalProtocolError, RemoteProtocolError
+from sse_sansio._events import (
     AnyItem,
     Comment,
     DataPiece,
@@ -64,8 +57,16 @@ from ._events import (
     PiecedEvent,
     SkippedEvent,
 )
+from sse_sansio._need_data import NEED_DATA, NeedData
+
+from ._comment_count import CommentCounter
+from ._contract import (
+    DEFAULT_MAX_EVENT_SIZE,
+    NOT_COPYABLE,
+    check_count_comments,
+    check_options,
+)
 from ._interpret import DEFAULT_TUNING, Tuning, parse
-from ._need_data import NEED_DATA, NeedData
 from ._raw import RawBytes
 from ._stream import ChunkQueue, StreamState
 

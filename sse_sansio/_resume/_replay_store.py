@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Protocol
 
-from ._events import Event
-from ._serializer import serialize
+from sse_sansio._events import Event
+from sse_sansio._serializer import serialize
 
 __all__ = ["AsyncReplayStore", "MemoryStore", "ReplayStore", "StoreSnapshot"]
 

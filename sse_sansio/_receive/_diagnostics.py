@@ -30,8 +30,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from sse_sansio._excerpt import describe_body
+
 from ._fields import id_value, retry_value
-from ._response import describe_body
 
 __all__ = ["CODES", "SNIFF_BYTES", "discarded_block", "field_diagnostic", "sniff_start"]
 

@@ -1,7 +1,7 @@
 """The command line's cassette side: replay a cassette file, record the input.
 
-``main()`` in _cli.py hands every opened input here, and this module decides what the
-read-feed-print loop (``_cli.run``) reads:
+``main()`` in _main.py hands every opened input here, and this module decides what the
+read-feed-print loop (``_run.run``) reads:
 
 - A seekable input whose first line is a cassette header replays the cassette: each
   read returns the next recorded chunk (split further only if it is larger than
@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from ._cassette import RecordedError
-from ._cassette_file import (
+from sse_sansio.testing._cassette import RecordedError
+from sse_sansio.testing._cassette_file import (
     CassetteError,
     End,
     Ending,
@@ -36,7 +36,8 @@ from ._cassette_file import (
     read_records,
     to_line,
 )
-from ._cli import EXIT_CLEAN, EXIT_IO_ERROR, EXIT_TRUNCATED, EXIT_USAGE, _error, run
+
+from ._run import EXIT_CLEAN, EXIT_IO_ERROR, EXIT_TRUNCATED, EXIT_USAGE, error, run
 
 __all__ = ["run_input"]
 
@@ -169,7 +170,7 @@ def run_input(
         reader = replay = _Replay(source, pace=pace, sleep=sleep, clock=clock)
         options["clock"] = replay.recorded_time
     elif pace:
-        _error(f"--pace replays a cassette, and {name} is not one")
+        error(f"--pace replays a cassette, and {name} is not one")
         return EXIT_USAGE
     recording = None
     if record is not None:
@@ -178,17 +179,17 @@ def run_input(
         status = run(reader, out, **options)
     except RecordedError as exc:
         out.flush()
-        _error(f"{name}: the recorded stream ended with an error: {exc}")
+        error(f"{name}: the recorded stream ended with an error: {exc}")
         return EXIT_IO_ERROR
     except CassetteError as exc:
         out.flush()
-        _error(f"{name}: not a valid cassette: {exc}")
+        error(f"{name}: not a valid cassette: {exc}")
         return EXIT_IO_ERROR
     finally:
         if recording is not None:
             recording.close()  # "cut" unless the input ended or failed
     cut = replay is not None and replay.ending is not None and replay.ending.end == "cut"
     if cut and status == EXIT_CLEAN:
-        _error(f"{name}: the recorded connection was cut")
+        error(f"{name}: the recorded connection was cut")
         return EXIT_TRUNCATED
     return status

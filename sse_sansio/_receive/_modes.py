@@ -50,8 +50,7 @@ import codecs
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Final
 
-from ._diagnostics import discarded_block, field_diagnostic
-from ._events import (
+from sse_sansio._events import (
     AnyItem,
     Comment,
     DataPiece,
@@ -61,9 +60,11 @@ from ._events import (
     PiecedEvent,
     SkippedEvent,
 )
+from sse_sansio._need_data import NeedData
+
+from ._diagnostics import discarded_block, field_diagnostic
 from ._fields import event_type_of, id_value, retry_value
 from ._lines import check_cut_line, exceeds, fail
-from ._need_data import NeedData
 
 if TYPE_CHECKING:
     from ._raw import RawBytes

@@ -35,7 +35,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._events import EndOfStream
+    from sse_sansio._events import EndOfStream
 
 __all__ = ["ChunkQueue", "StreamState"]
 

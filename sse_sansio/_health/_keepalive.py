@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from ._clock import Clock, duration, seconds
+from sse_sansio._clock import Clock, duration, seconds
 
 __all__ = ["KeepalivePlanner"]
 

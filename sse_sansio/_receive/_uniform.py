@@ -24,7 +24,7 @@ from itertools import accumulate, repeat
 from operator import add, itemgetter, sub
 from typing import NamedTuple
 
-from ._events import Comment, Event
+from sse_sansio._events import Comment, Event
 
 __all__ = ["BATCH_BLOCKS", "MIN_BLOCKS", "Batch", "uniform_blocks"]
 

@@ -32,8 +32,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ._errors import LocalProtocolError
-from ._events import Event
+from sse_sansio._errors import LocalProtocolError
+from sse_sansio._events import Event
+
 from ._replay_store import AsyncReplayStore, MemoryStore, ReplayStore, StoreSnapshot
 
 __all__ = ["AsyncReplayWindow", "ReplayWindow", "Resume"]

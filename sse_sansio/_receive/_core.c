@@ -298,7 +298,7 @@ state_of_type(PyTypeObject *type)
         }
     }
     if (module == NULL) {
-        PyErr_SetString(PyExc_TypeError, "not a subclass of sse_sansio._core.Connection");
+        PyErr_SetString(PyExc_TypeError, "not a subclass of sse_sansio._receive._core.Connection");
     }
 #endif
     return module == NULL ? NULL : (CoreState *)PyModule_GetState(module);
@@ -1631,7 +1631,7 @@ static PyType_Slot conn_slots[] = {
 };
 
 static PyType_Spec conn_spec = {
-    .name = "sse_sansio._core.Connection",
+    .name = "sse_sansio._receive._core.Connection",
     .basicsize = sizeof(Conn),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = conn_slots,
@@ -1745,7 +1745,7 @@ load_state(CoreState *st)
             NULL ||
         (st->LocalProtocolError = import_attr("sse_sansio._errors", "LocalProtocolError")) ==
             NULL ||
-        (st->NeedData = import_attr("sse_sansio._connection", "NEED_DATA")) == NULL ||
+        (st->NeedData = import_attr("sse_sansio._receive._connection", "NEED_DATA")) == NULL ||
         (st->str_message = PyUnicode_InternFromString("message")) == NULL ||
         (st->str_empty = PyUnicode_FromString("")) == NULL ||
         (st->str_strict = PyUnicode_InternFromString("strict")) == NULL ||
@@ -1762,25 +1762,25 @@ load_state(CoreState *st)
             NULL ||
         (st->DiagnosticType = (PyTypeObject *)import_attr("sse_sansio._events", "Diagnostic")) ==
             NULL ||
-        (st->sniff_start = import_attr("sse_sansio._diagnostics", "sniff_start")) == NULL ||
-        (st->field_diagnostic = import_attr("sse_sansio._diagnostics", "field_diagnostic")) ==
+        (st->sniff_start = import_attr("sse_sansio._receive._diagnostics", "sniff_start")) == NULL ||
+        (st->field_diagnostic = import_attr("sse_sansio._receive._diagnostics", "field_diagnostic")) ==
             NULL ||
-        (st->discarded_block = import_attr("sse_sansio._diagnostics", "discarded_block")) == NULL ||
-        (sniff = import_attr("sse_sansio._diagnostics", "SNIFF_BYTES")) == NULL ||
+        (st->discarded_block = import_attr("sse_sansio._receive._diagnostics", "discarded_block")) == NULL ||
+        (sniff = import_attr("sse_sansio._receive._diagnostics", "SNIFF_BYTES")) == NULL ||
         (st->sniff_bytes = PyLong_AsSsize_t(sniff)) == -1 ||
-        (st->pure_class = import_attr("sse_sansio._connection", "PyConnection")) == NULL ||
+        (st->pure_class = import_attr("sse_sansio._receive._connection", "PyConnection")) == NULL ||
         (st->str_tuning = PyUnicode_InternFromString("_tuning")) == NULL ||
         (st->str_window = PyUnicode_InternFromString("window")) == NULL ||
-        (st->check_count_comments = import_attr("sse_sansio._contract", "check_count_comments")) ==
+        (st->check_count_comments = import_attr("sse_sansio._receive._contract", "check_count_comments")) ==
             NULL ||
-        (st->check_options = import_attr("sse_sansio._contract", "check_options")) == NULL ||
-        (st->default_limit_obj = import_attr("sse_sansio._contract", "DEFAULT_MAX_EVENT_SIZE")) ==
+        (st->check_options = import_attr("sse_sansio._receive._contract", "check_options")) == NULL ||
+        (st->default_limit_obj = import_attr("sse_sansio._receive._contract", "DEFAULT_MAX_EVENT_SIZE")) ==
             NULL ||
-        (st->not_copyable = import_attr("sse_sansio._contract", "NOT_COPYABLE")) == NULL ||
-        (st->nested_call = import_attr("sse_sansio._contract", "NESTED_CALL")) == NULL ||
+        (st->not_copyable = import_attr("sse_sansio._receive._contract", "NOT_COPYABLE")) == NULL ||
+        (st->nested_call = import_attr("sse_sansio._receive._contract", "NESTED_CALL")) == NULL ||
         (st->default_limit = PyLong_AsSsize_t(st->default_limit_obj)) == -1 ||
-        (st->retry_max = import_attr("sse_sansio._fields", "RETRY_MAX")) == NULL ||
-        (digits = import_attr("sse_sansio._fields", "RETRY_MAX_DIGITS")) == NULL ||
+        (st->retry_max = import_attr("sse_sansio._receive._fields", "RETRY_MAX")) == NULL ||
+        (digits = import_attr("sse_sansio._receive._fields", "RETRY_MAX_DIGITS")) == NULL ||
         (st->retry_max_digits = PyLong_AsSsize_t(digits)) == -1) {
         Py_XDECREF(digits);
         Py_XDECREF(sniff);
@@ -1808,7 +1808,7 @@ core_exec(PyObject *module)
     if (load_state(st) < 0) {
         return -1;
     }
-    PyObject *pure = import_attr("sse_sansio._connection", "PyConnection");
+    PyObject *pure = import_attr("sse_sansio._receive._connection", "PyConnection");
     if (pure == NULL) {
         return -1;
     }
