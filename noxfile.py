@@ -225,8 +225,8 @@ def sanitize(session: nox.Session) -> None:
         "-q",
         "-p",
         "no:cacheprovider",
-        "tests/test_reentrancy.py",
-        "tests/test_decode.py",
+        "tests/receive/test_reentrancy.py",
+        "tests/receive/test_decode.py",
         env={**sanitized, "SSE_SANSIO_REQUIRE_EXTENSIONS": "1"},
     )
 

@@ -21,7 +21,7 @@ aiohttp test their twins.  The rule, decided per file:
   checks, typing, examples and live servers run in subprocesses, and the files that
   already compare the two cores themselves (test_cores, test_contract, test_reentrancy,
   test_comment_size, test_core_modes, test_core_limits) or test one pure module from the inside
-  (test_modes, test_diagnostics).  tests/test_entry_points.py checks that every
+  (test_modes, test_diagnostics).  tests/package/test_entry_points.py checks that every
   test file is in one group or the other (RUN_ONCE below, or the fixture).
 - The parser configurations of tests/helpers.py (``config`` = the fast path off, tiny
   windows) switch module globals of the pure core only: on ``c`` only ``all-on`` runs,

@@ -9,7 +9,7 @@ is not.  The docs build applies :func:`for_readers` to the report as the compari
 page includes it (Sphinx's ``include-read`` event), so the page always shows the
 report as committed, and the report itself stays as its tool writes it.
 
-No Sphinx import here: tests/test_docs.py checks the function on its own.
+No Sphinx import here: tests/package/test_docs.py checks the function on its own.
 """
 
 from __future__ import annotations

@@ -398,6 +398,6 @@ class _NextEvent(functools.partial):  # type: ignore[type-arg]
 
 
 # The name this class had before the pure core got one of its own.  Nothing in the
-# package uses it (tests/test_entry_points.py checks): use PyConnection, or
+# package uses it (tests/package/test_entry_points.py checks): use PyConnection, or
 # sse_sansio.Connection for the process's choice.
 Connection = PyConnection

@@ -7,7 +7,7 @@
 # it calls check_options() for any connection made with an option given, reads
 # DEFAULT_MAX_EVENT_SIZE for the default limit (and its signature's text), and formats
 # its refusals from the templates below.  A change to an option's rule or message is
-# then one edit here; tests/test_contract.py gives both cores every bad option and
+# then one edit here; tests/receive/test_contract.py gives both cores every bad option and
 # compares what they raise.
 #
 # Invariants: nothing here imports a core (the compiled core imports this module while

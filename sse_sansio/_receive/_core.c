@@ -4,7 +4,7 @@
  * https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
  *
  * _connection.py is the readable reference and the fallback; this file must behave
- * exactly like it (tests/test_cores.py and the fuzzers compare the two on every input
+ * exactly like it (tests/receive/test_cores.py and the fuzzers compare the two on every input
  * under every chunking).  The items are the public classes of _events.py, built the
  * way the pure core builds them (tuple.__new__ with the same fields), so that equality,
  * hashing, pickling and repr are theirs, not ours.
@@ -148,7 +148,7 @@ typedef struct {
     PyObject_HEAD
     CoreState *st; /* the module's state (see CoreState) */
     /* The flags and small counts, together (no padding between them: an idle
-     * connection stays under 1 KiB, see tests/test_core_limits.py).  Options: */
+     * connection stays under 1 KiB, see tests/receive/test_core_limits.py).  Options: */
     int strict;
     int keep_raw;
     int count_comments; /* count_comments=True: comment_count, no Comment items */

@@ -20,7 +20,7 @@
  *
  * Bytes that are not UTF-8 are left to CPython's decoder (utf8_decode() returns NULL
  * with no exception set), so that strict mode's UnicodeDecodeError and the replacement
- * characters of errors="replace" are CPython's own.  tests/test_decode.py compares the
+ * characters of errors="replace" are CPython's own.  tests/receive/test_decode.py compares the
  * two on every kind of text and on invalid bytes; the fuzzers compare the cores.
  *
  * Invariant: reads stay inside s[0:n]; a fill loop writes exactly the characters that

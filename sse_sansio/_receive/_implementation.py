@@ -1,6 +1,6 @@
 # Which receive core this process uses: the compiled one (_core.c) or the pure one.
 #
-# Both implement the same Connection, item for item, error for error (tests/test_cores.py
+# Both implement the same Connection, item for item, error for error (tests/receive/test_cores.py
 # and the fuzzers compare them under every chunking).  The pure core, _connection.py, is
 # the readable reference and the fallback: it is used on interpreters other than
 # CPython (PyPy runs it fast), where the extension was not built (no compiler when the
@@ -12,7 +12,7 @@
 # This is the only module that chooses.  The pure class is _connection.PyConnection;
 # every module that builds a connection (_feeding, _reconnect, testing, _cli) imports
 # Connection from here, so that iter_events(), the planner and the rest parse with the
-# core the process chose (tests/test_entry_points.py checks each).  This module
+# core the process chose (tests/package/test_entry_points.py checks each).  This module
 # imports _connection and the extension only, so it closes no import circle.
 
 from __future__ import annotations

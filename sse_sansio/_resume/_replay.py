@@ -13,7 +13,7 @@
 # keeps the newest ones; it has a random *stream token*.  An event's ID is
 # ``<token>-<number>``: opaque to clients, unique within the stream, its number monotone.
 #
-# Invariants (property-tested in tests/test_replay.py):
+# Invariants (property-tested in tests/resume/test_replay.py):
 # - ``continue``: the ID was issued by this stream and every event after it is still
 #   kept; ``events`` are exactly those, in order.  The priming event's ID (``<token>-0``
 #   for the start, or the newest event's number at the time) is an issued ID too.

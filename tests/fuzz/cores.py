@@ -18,7 +18,7 @@ limit, keep_raw and, in bits 5-6, the opt-in modes: on_oversize="skip", piece_si
 diagnostics), under four chunkings of the rest (whole, byte by byte, two random splits),
 both cores give the same items with their spans and raw bytes, the same error with its
 message and offset, and the same last_event_id, retry and take_raw() after every chunk
-(``_observe`` in tests/test_cores.py, which also states the rules at the start of a
+(``observe`` in tests/helpers/cores.py, which also states the rules at the start of a
 stream that the two cores do not share yet).
 """
 
@@ -46,7 +46,7 @@ if sys.argv[1:2] == ["--child"]:
         import sse_sansio  # noqa: F401
 
 from tests.fuzz.run import seed_inputs  # noqa: E402
-from tests.test_cores import CORE, PURE, _observe  # noqa: E402
+from tests.helpers.cores import CORE, PURE, observe  # noqa: E402
 
 LIMITS = (None, 1, 7, 64, 1000)
 # What random mutations insert: the bytes that steer the parser.
@@ -100,8 +100,8 @@ def one_input(data: bytes) -> None:
     stream = data[1:]
     for chunks in chunkings(stream, data[0]):
         chunks = [c for c in chunks if c]
-        ours = _observe(CORE.Connection, chunks, **options)  # type: ignore[union-attr]
-        reference = _observe(PURE, chunks, **options)
+        ours = observe(CORE.Connection, chunks, **options)  # type: ignore[union-attr]
+        reference = observe(PURE, chunks, **options)
         if ours != reference:
             raise AssertionError(f"cores differ: {chunks!r} {options}\n{ours}\n{reference}")
 

@@ -17,7 +17,7 @@ Invariants, checked on every input:
 2. Every chunking (whole, one byte at a time, two random splits) gives the same items
    values, the same error, last_event_id and retry, and spans by the span rule (a
    chunk that ends with the CR of a CRLF ends the item there); and all of them agree
-   with the reference model in tests/model.py, given where the chunks end.
+   with the reference model in tests/helpers/model.py, given where the chunks end.
 3. serialize() then parse gives back every valid parsed Event and Comment.
 4. Hostile strings for an Event's type, data, id and retry and a Comment's text (CR, LF,
    NUL, lone surrogates, anything) are refused by the constructor or serialize() with
@@ -247,7 +247,7 @@ def check_huge_modes(ways: list[list[bytes]], options: Options) -> None:
 
 def _as_model(items: list[Any]) -> list[Any]:
     from sse_sansio import Comment, Event
-    from tests.model import MComment, MEnd, MEvent
+    from tests.helpers.model import MComment, MEnd, MEvent
 
     out: list[Any] = []
     for item in items:
@@ -263,7 +263,7 @@ def _as_model(items: list[Any]) -> list[Any]:
 def _model(
     stream: bytes, errors: str, limit: int | None, cuts: list[int]
 ) -> tuple[Any, Any, Any, Any]:
-    from tests.model import interpret
+    from tests.helpers.model import interpret
 
     result = interpret(stream, errors=errors, max_event_size=limit, cuts=cuts)
     error = None if result.error is None else (result.error.kind, result.error.offset)
@@ -441,7 +441,7 @@ def run_hypothesis(seconds: int, max_len: int) -> int:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from tests.strategies import streams
+    from tests.helpers.strategies import streams
 
     start = time.monotonic()
     for seed in seed_inputs():
