@@ -90,7 +90,7 @@ def _digits(number: int) -> str | None:
         return None
 
 
-def _event_values(
+def event_values(
     type: object, data: object, id: object, retry: object
 ) -> tuple[str, str, str, int | None]:
     """An event's value fields as exact, checked values: what Event() stores and what
@@ -108,7 +108,7 @@ def _event_values(
     )
 
 
-def _comment_text(text: object) -> str:
+def comment_text(text: object) -> str:
     """A comment's text as an exact, checked str (for Comment() and serialize())."""
     return _text("Comment", "text", text, "\r\n")
 
@@ -211,7 +211,7 @@ class Event(_Item):
         id: str = "",
         retry: int | None = None,
     ) -> Event:
-        return _new(cls, (*_event_values(type, data, id, retry), -1, -1, None))
+        return _new(cls, (*event_values(type, data, id, retry), -1, -1, None))
 
     @property
     def span(self) -> tuple[int, int]:
@@ -246,7 +246,7 @@ class Comment(_Item):
     raw: bytes | None = _field(3, "The raw bytes to forward (keep_raw mode only).")
 
     def __new__(cls, *, text: str = "") -> Comment:
-        return _new(cls, (_comment_text(text), -1, -1, None))
+        return _new(cls, (comment_text(text), -1, -1, None))
 
     @property
     def span(self) -> tuple[int, int]:
@@ -332,7 +332,7 @@ class SkippedEvent(_Item):
     raw: bytes | None = _field(5, "b'' in keep_raw mode, else None.")
 
     def __new__(cls, *, type: str = "message", id: str = "", size: int = 0) -> SkippedEvent:
-        event_type, _, event_id, _ = _event_values(type, "", id, None)
+        event_type, _, event_id, _ = event_values(type, "", id, None)
         count = _count("SkippedEvent", "size", size, "")
         return _new(cls, (event_type, event_id, count, -1, -1, None))
 
@@ -396,7 +396,7 @@ class PiecedEvent(_Item):
     def __new__(
         cls, *, type: str = "message", id: str = "", retry: int | None = None
     ) -> PiecedEvent:
-        event_type, _, event_id, event_retry = _event_values(type, "", id, retry)
+        event_type, _, event_id, event_retry = event_values(type, "", id, retry)
         return _new(cls, (event_type, event_id, event_retry, -1, -1, None))
 
 

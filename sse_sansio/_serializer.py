@@ -23,7 +23,7 @@
 from __future__ import annotations
 
 from ._errors import LocalProtocolError
-from ._events import Comment, Event, _comment_text, _event_values
+from ._events import Comment, Event, comment_text, event_values
 
 __all__ = ["serialize"]
 
@@ -57,7 +57,7 @@ def serialize(item: Event | Comment) -> bytes:
         return _encode(_event_text(_values(item, 4, "Event")))
     if issubclass(cls, Comment):
         (text,) = _values(item, 1, "Comment")
-        return _encode(": " + _comment_text(text) + "\n")
+        return _encode(": " + comment_text(text) + "\n")
     raise LocalProtocolError(f"serialize() takes an Event or a Comment, not {cls.__name__}")
 
 
@@ -70,7 +70,7 @@ def _values(item: Event | Comment, count: int, owner: str) -> tuple[object, ...]
 
 
 def _event_text(values: tuple[object, ...]) -> str:
-    event_type, data, event_id, retry = _event_values(*values)
+    event_type, data, event_id, retry = event_values(*values)
     parts = [] if event_type == "message" else ["event: " + event_type + "\n"]
     if "\r" in data:
         data = data.replace("\r\n", "\n").replace("\r", "\n")
@@ -78,7 +78,7 @@ def _event_text(values: tuple[object, ...]) -> str:
     if event_id:
         parts.append("id: " + event_id + "\n")
     if retry is not None:
-        # An exact int whose digits _event_values() checked that str() can write.
+        # An exact int whose digits event_values() checked that str() can write.
         parts.append("retry: " + int.__repr__(retry) + "\n")
     parts.append("\n")
     return "".join(parts)
