@@ -83,11 +83,14 @@ def test_h11_client_resumes_after_last_event_id(example_server: ServerFactory) -
 def test_asyncio_client_keepalive_comments_reset_the_idle_timeout(
     example_server: ServerFactory,
 ) -> None:
-    # The event comes after 0.8 s, keepalives every 0.05 s, the idle timeout is 0.5 s:
-    # the stream stays open only because the comments restart the timer.
-    port = example_server(count=1, interval=0.8, keepalive=0.05)
+    # The event comes after 3 s, keepalives every 0.05 s, the idle timeout is 1.5 s: the
+    # stream stays open only because the comments restart the timer.  The margins are
+    # wide on purpose (a loaded machine may stall either side for over a second; it
+    # failed under load at 0.8 s / 0.5 s): a stall only breaks the test if it outlasts
+    # 30 keepalive intervals.
+    port = example_server(count=1, interval=3.0, keepalive=0.05)
     client = load_example("asyncio_client")
-    items, error = collect_async(client.events("127.0.0.1", port, "/", idle_timeout=0.5))
+    items, error = collect_async(client.events("127.0.0.1", port, "/", idle_timeout=1.5))
     assert error is None
     assert events_of(items) == TICKS[:1]
     assert Comment(text="keepalive") in items
