@@ -207,6 +207,7 @@ def _subprocess(args: list[str], stdin: bytes = b"") -> subprocess.CompletedProc
     )
 
 
+@pytest.mark.slow
 def test_subprocess_stdin_and_error() -> None:
     done = _subprocess(["-", "--chunk-size", "1"], stdin=STREAM)
     assert done.returncode == 3
@@ -217,6 +218,7 @@ def test_subprocess_stdin_and_error() -> None:
     assert b"byte offset 16" in failed.stderr
 
 
+@pytest.mark.slow
 def test_subprocess_missing_file() -> None:
     done = _subprocess(["no-such-file.sse"])
     assert done.returncode == 74

@@ -93,6 +93,7 @@ def test_a_clean_end_exits_0_and_a_cut_one_exits_3(
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("stream", "status"),
     [(CLEAN, 0), (CUT, 3), (b"data: unfinished\n", 3), (b"data: \xff\n\n", 1)],
@@ -106,6 +107,7 @@ def test_exit_status_of_a_real_process(stream: bytes, status: int) -> None:
 # ---------------------------------------------------------------- usage errors: 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "size", ["99999999999999999999", "9223372036854775807", "4611686018427387904", "1073741825"]
 )
@@ -119,6 +121,7 @@ def test_a_chunk_size_too_big_is_a_usage_error(size: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_largest_chunk_size_is_accepted(path: Path) -> None:
     path.write_bytes(CLEAN)
     assert _cli([str(path), "--chunk-size", "1073741824"]).returncode == 0
@@ -161,6 +164,7 @@ def test_a_closed_stdin_exits_74(monkeypatch: pytest.MonkeyPatch, capsys: Any) -
     assert capsys.readouterr().err == "sse-sansio: error: standard input is closed\n"
 
 
+@pytest.mark.slow
 def test_a_closed_stdin_in_a_real_process() -> None:
     done = _shell("<&-", "-")
     assert done.returncode == 74
@@ -174,6 +178,7 @@ def test_a_closed_stdout_exits_74(path: Path, monkeypatch: pytest.MonkeyPatch, c
     assert capsys.readouterr().err == "sse-sansio: error: standard output is closed\n"
 
 
+@pytest.mark.slow
 def test_a_closed_stdout_in_a_real_process(path: Path) -> None:
     path.write_bytes(CLEAN)
     done = _shell(">&-", str(path))
@@ -196,6 +201,7 @@ def test_an_unreadable_input_exits_74(tmp_path: Path, capsys: pytest.CaptureFixt
     assert len(err.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_an_output_that_cannot_encode_the_text_gets_json_escapes() -> None:
     # PYTHONIOENCODING=ascii with non-ASCII data used to end in UnicodeEncodeError.
     done = _cli(["-"], stdin=CLEAN, PYTHONIOENCODING="ascii")
@@ -260,6 +266,7 @@ def test_a_closed_pipe_is_pointed_at_devnull(
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_head_dash_1_in_a_real_process(tmp_path: Path) -> None:
     big = tmp_path / "big.sse"
     big.write_bytes(b"data: hello\n\n" * 200_000)

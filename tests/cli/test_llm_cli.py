@@ -95,6 +95,7 @@ def test_an_unknown_dialect_is_a_usage_error(capsys: pytest.CaptureFixture[str])
     assert "openai-chat" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_as_a_real_subprocess() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "sse_sansio", "-", "--llm", "auto"],
@@ -149,6 +150,7 @@ def test_a_closed_output_pipe_ends_quietly(
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_a_closed_output_pipe_as_a_real_subprocess() -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "sse_sansio", "-", "--llm", "auto", "--chunk-size", "1"],

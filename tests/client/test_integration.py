@@ -48,6 +48,8 @@ from tests.helpers.examples import (
 )
 from tests.helpers.sse_app import BIG, CUT_EVENTS, MULTILINE, STREAM, Sent
 
+pytestmark = pytest.mark.slow  # a live server and clients in subprocesses
+
 HERE = Path(__file__).resolve().parents[1] / "helpers"
 
 

@@ -8,6 +8,8 @@ import pytest
 
 from tests.helpers.examples import load_example, serving
 
+pytestmark = pytest.mark.slow  # the examples on live sockets
+
 
 @pytest.fixture(scope="module")
 def slow_server() -> Iterator[int]:

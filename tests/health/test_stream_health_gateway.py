@@ -12,6 +12,8 @@ from sse_sansio.llm import Tracker
 from sse_sansio.testing import parse
 from tests.helpers.examples import load_example
 
+pytestmark = pytest.mark.slow  # the gateway example on live sockets
+
 gateway = load_example("llm_gateway")
 
 

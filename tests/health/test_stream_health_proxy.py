@@ -18,6 +18,8 @@ import pytest
 
 from tests.helpers.examples import load_example
 
+pytestmark = pytest.mark.slow  # the proxy example on live sockets
+
 WHOLE = b"data: whole\n\n"
 
 

@@ -83,6 +83,7 @@ PAGES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("page", "name", "text"), PAGES)
 def test_the_page_client_reads_a_whole_stream(page: str, name: str, text: str) -> None:
     ask: Callable[[httpx.Client, str], tuple[str, Any]] = run_page(DOCS / page)["ask"]
@@ -96,6 +97,7 @@ def test_the_page_client_reads_a_whole_stream(page: str, name: str, text: str) -
     assert b"Say hello." in seen[0].content
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("page", "name", "text"), PAGES)
 def test_the_page_client_reports_a_cut_stream(page: str, name: str, text: str) -> None:
     ask = run_page(DOCS / page)["ask"]
@@ -105,6 +107,7 @@ def test_the_page_client_reports_a_cut_stream(page: str, name: str, text: str) -
     assert (outcome.outcome, outcome.cut) == ("cut", "mid-event")
 
 
+@pytest.mark.slow
 def test_the_generic_page_client() -> None:
     follow = run_page(DOCS / "llm-generic.rst")["follow"]
     body = b"event: progress\ndata: 50%\n\nevent: progress\ndata: 100%\n\nevent: done\ndata: ok\n\n"

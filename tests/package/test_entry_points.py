@@ -165,6 +165,7 @@ def test_the_command_line(
     assert _cores(connections) == {expected}
 
 
+@pytest.mark.slow
 def test_a_subprocess_runs_the_routed_core(expected: str) -> None:
     # The fixture sets SSE_SANSIO_NO_EXTENSIONS for py (and clears it for c), so that a
     # command line the test starts chooses the same core.

@@ -20,6 +20,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the proxy example on live sockets
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 STREAM = b"id: 7\ndata: hello\n\ndata: after\n\n"
 

@@ -29,10 +29,15 @@ from tests.helpers.examples import (
     collect,
     collect_async,
     events_of,
+    example_server,
     load_example,
     serving,
     subprocess_env,
 )
+
+pytestmark = pytest.mark.slow  # the examples on live sockets and in subprocesses
+
+__all__ = ["example_server"]  # a fixture, used by name
 
 # ---- the example server -----------------------------------------------------------------
 

@@ -15,6 +15,8 @@ import pytest
 
 from sse_sansio import Event, TruncatedStreamError
 
+pytestmark = pytest.mark.slow  # two examples run as programs
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 

@@ -100,6 +100,7 @@ def test_ci_runs_the_readmes_test_command() -> None:
     assert test_command in steps
 
 
+@pytest.mark.slow
 def test_quick_start_is_two_one_line_commands_and_the_replay_works() -> None:
     replay = _quick_start()[0].rsplit(" && ", 1)[1].split()
     assert replay[:3] == [VENV_PYTHON, "-m", "sse_sansio"]
@@ -116,6 +117,7 @@ def test_quick_start_is_two_one_line_commands_and_the_replay_works() -> None:
     assert end["truncated"] is False
 
 
+@pytest.mark.slow
 def test_the_documented_cut_stream_exits_3() -> None:
     (line,) = [x for x in _section("Command line").splitlines() if x.startswith("printf")]
     printed = line.split("'")[1].encode().decode("unicode_escape").encode()
@@ -126,6 +128,7 @@ def test_the_documented_cut_stream_exits_3() -> None:
     assert end == {"kind": "end", "truncated": True, "partial_line": 8, "partial_event": False}
 
 
+@pytest.mark.slow
 def test_the_exit_status_table_is_the_command_lines() -> None:
     from sse_sansio._cli._run import EXIT_STATUSES
     from sse_sansio.llm import EXIT_STATUS

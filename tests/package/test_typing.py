@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs mypy and pyright
+
 GOOD = """
 from sse_sansio import Comment, EndOfStream, Event, ReceivedItem
 

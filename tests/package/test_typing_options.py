@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs mypy and pyright
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [ROOT / "examples" / "skip_oversize.py", ROOT / "examples" / "image_pieces.py"]
 

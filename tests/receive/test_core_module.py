@@ -98,6 +98,7 @@ def test_the_docstrings_and_signature_are_the_pure_cores() -> None:
     assert list(parameters)[:2] == ["errors", "last_event_id"]
 
 
+@pytest.mark.slow
 def test_a_subinterpreter_imports_and_parses() -> None:
     # A fresh process, so that the subinterpreter's import of the extension is its
     # first in that process's interpreters but the main one.

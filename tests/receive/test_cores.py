@@ -108,6 +108,7 @@ def test_select(
     assert cls is (object if expected == "compiled" else PURE)
 
 
+@pytest.mark.slow
 def test_the_environment_variable_selects_the_pure_core() -> None:
     code = "import sse_sansio; print(sse_sansio.IMPLEMENTATION, sse_sansio.Connection.__module__)"
     env = {**os.environ, "SSE_SANSIO_NO_EXTENSIONS": "1"}
@@ -374,6 +375,7 @@ def _run_isolated(code: str) -> str:
     return out.stdout
 
 
+@pytest.mark.slow
 @needs_core
 def test_any_exception_fails_the_connection_for_good() -> None:
     # A MemoryError (the only exception the compiled parser itself can meet) is made to
@@ -560,6 +562,7 @@ def test_an_idle_connection_holds_at_most_1_kib(keep_raw: bool) -> None:
     assert held <= 1024, held
 
 
+@pytest.mark.slow
 def test_version_says_which_core_runs() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "sse_sansio", "--version"],

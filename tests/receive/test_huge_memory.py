@@ -21,9 +21,12 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    sys.platform == "win32", reason="ru_maxrss (the resource module) is POSIX only"
-)
+pytestmark = [
+    pytest.mark.slow,  # memory measured in subprocesses
+    pytest.mark.skipif(
+        sys.platform == "win32", reason="ru_maxrss (the resource module) is POSIX only"
+    ),
+]
 
 MB = 1_000_000
 ROOT = Path(__file__).resolve().parents[2]

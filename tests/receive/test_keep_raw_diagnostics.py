@@ -34,6 +34,7 @@ def _forwarded(stream: bytes, chunk: int, **options: object) -> tuple[bytes, lis
     raise AssertionError("no end of stream")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stream", STREAMS)
 @pytest.mark.parametrize("chunk", [1, 7, 1000])
 def test_a_verbatim_proxy_forwards_every_byte_with_diagnostics_on(

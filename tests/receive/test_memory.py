@@ -330,6 +330,7 @@ print(json.dumps([
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("core", "bound"),
     [

@@ -252,6 +252,7 @@ def test_replay_kit_limits() -> None:
     assert remote_error([data], max_event_size=31) == (31, [])
 
 
+@pytest.mark.slow
 def test_replay_kit_command_line_chunk_size_1() -> None:
     # python -m sse_sansio examples/demo.sse --chunk-size 1
     env = dict(os.environ)

@@ -132,6 +132,7 @@ def test_limits_belong_to_the_store_when_there_is_one() -> None:
         ReplayWindow(max_events=2, store=store)
 
 
+@pytest.mark.slow
 def test_import_sse_sansio_does_not_import_redis() -> None:
     import subprocess
     import sys

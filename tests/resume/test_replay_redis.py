@@ -35,6 +35,8 @@ from sse_sansio.stores import AsyncRedisStreamStore, RedisStreamStore
 from tests.helpers.redis_server import RedisServer, real_redis_required, redis_servers
 from tests.helpers.replay_model import Played, expected, number_of, operations, play
 
+pytestmark = pytest.mark.slow  # a live redis-server
+
 _keys = itertools.count()
 # fakeredis's TCP server (the fallback, see tests/helpers/redis_server.py) answers a round trip
 # some hundred times slower than redis-server: fewer examples there.

@@ -23,6 +23,8 @@ from sse_sansio import Event, ReconnectPlanner
 from tests.helpers.examples import EXAMPLES, TIMEOUT, load_example, subprocess_env
 from tests.helpers.redis_server import RedisServer, real_redis_required, redis_servers
 
+pytestmark = pytest.mark.slow  # two server processes and redis-server
+
 example = load_example("resumable_server")
 ANSWER = "one two three four five six seven eight nine ten"
 

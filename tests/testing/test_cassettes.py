@@ -739,6 +739,7 @@ def test_a_replay_reads_nothing_after_its_end(tmp_path: Path) -> None:
         assert reader.recorded_time() == 2.0
 
 
+@pytest.mark.slow
 def test_python_m_sse_sansio_records_standard_input(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     result = subprocess.run(
@@ -806,6 +807,7 @@ def test_the_plugin_fixture_records_with_the_option_and_loads_without(
 # ---- the example -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_example_records_a_live_stream_and_replays_it(
     example_server: ServerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
