@@ -121,6 +121,7 @@ RUN_ONCE: dict[str, str] = {
     "test_llm_cli_body": "the command line's non-stream bodies",
     "test_llm_docs": "the llm documentation pages",
     "test_layers": "the package's imports, read from the source",
+    "test_public_paths": "the public faces and entry points",
     "test_llm_reframer": "the llm layer takes items",
     "test_llm_robust": "the llm layer takes items",
     "test_llm_rules": "the llm layer takes items",
