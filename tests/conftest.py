@@ -33,7 +33,8 @@ it built (the README and CI build it) nothing is skipped.  ``SSE_SANSIO_NO_EXTEN
 for the whole run is still honoured (the process chooses the pure core; ``c`` cases
 still run the compiled class, which the package would not choose).
 
-The fast run.  A test that starts a live server, a subprocess or a type checker is
+The fast run.  A test that starts a live server, a subprocess or a type checker, or
+that searches exhaustively (every split of big inputs: hypothesis's "nocover" tests), is
 marked ``slow`` (``@pytest.mark.slow``, or ``pytestmark`` for a file that does little
 else, with the reason beside it); ``pytest -m "not slow"`` leaves them out and takes
 less than half the time of the whole suite, for the edit-test loop.  The README's

@@ -246,6 +246,7 @@ def test_cores_agree_in_the_opt_in_modes_at_tiny_windows(
         assert_same(chunks, **{**options, "diagnostics": True})
 
 
+@pytest.mark.slow  # an exhaustive search: every split of big inputs
 @needs_core
 def test_utf8_errors_match_cpython_for_every_short_sequence() -> None:
     # Every sequence of up to 3 bytes after a data prefix, plus 4-byte lead bytes with

@@ -58,6 +58,7 @@ def test_library_agrees_with_model(
             check(stream, chunkings, errors=errors, max_event_size=limit)
 
 
+@pytest.mark.slow  # an exhaustive search: every split of big inputs
 @settings(max_examples=max(25, _BUDGET // 4), deadline=None)
 @given(data=st.data(), stream=streams(allow_long=False))
 @pytest.mark.parametrize("config", CONFIGS)

@@ -256,6 +256,7 @@ def _big_line_chunkings(stream: bytes) -> list[list[bytes]]:
     return [[c for c in chunks if c] for chunks in out]
 
 
+@pytest.mark.slow  # an exhaustive search: every split of big inputs
 @pytest.mark.parametrize(
     ("name", "stream"),
     [

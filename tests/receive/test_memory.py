@@ -301,6 +301,7 @@ IDLE_CASES = [
 ]
 
 
+@pytest.mark.slow  # an exhaustive search: every split of big inputs
 @pytest.mark.parametrize(("label", "chunks", "n"), IDLE_CASES)
 @pytest.mark.parametrize("keep_raw", [False, True])
 def test_an_idle_connection_keeps_nothing_it_handed_out(

@@ -118,6 +118,7 @@ def test_uniform_runs_agree_with_model_at_every_chunk_size() -> None:
             check(stream, splits, errors="strict", max_event_size=None)
 
 
+@pytest.mark.slow  # an exhaustive search: every split of big inputs
 @pytest.mark.parametrize("shape", SHAPES, ids=[b"|".join(s).decode() for s in SHAPES])
 def test_a_flaw_anywhere_in_a_run(shape: tuple[bytes, ...]) -> None:
     # Each flaw at the start, early and late in a run: before, within and after the
