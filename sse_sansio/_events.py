@@ -35,7 +35,10 @@ __all__ = [
     "SkippedEvent",
 ]
 
-_new = tuple.__new__
+# new_event(cls, values): an item made of values already checked, past the checks of
+# the constructor (which leaves the offsets at -1); sse_sansio.llm's Reframer uses it
+# for a Diagnostic at a stream offset.
+new_event = tuple.__new__
 
 
 def _text(owner: str, name: str, value: object, forbidden: str = "") -> str:
@@ -156,7 +159,7 @@ class _Item(tuple):  # type: ignore[type-arg]
 
 
 def _rebuild(cls: type[_Item], values: tuple[Any, ...]) -> _Item:
-    return _new(cls, values)
+    return new_event(cls, values)
 
 
 class Event(_Item):
@@ -211,7 +214,7 @@ class Event(_Item):
         id: str = "",
         retry: int | None = None,
     ) -> Event:
-        return _new(cls, (*event_values(type, data, id, retry), -1, -1, None))
+        return new_event(cls, (*event_values(type, data, id, retry), -1, -1, None))
 
     @property
     def span(self) -> tuple[int, int]:
@@ -246,7 +249,7 @@ class Comment(_Item):
     raw: bytes | None = _field(3, "The raw bytes to forward (keep_raw mode only).")
 
     def __new__(cls, *, text: str = "") -> Comment:
-        return _new(cls, (comment_text(text), -1, -1, None))
+        return new_event(cls, (comment_text(text), -1, -1, None))
 
     @property
     def span(self) -> tuple[int, int]:
@@ -284,7 +287,7 @@ class EndOfStream(_Item):
 
     def __new__(cls, *, partial_line: int = 0, partial_event: bool = False) -> EndOfStream:
         count = _count("EndOfStream", "partial_line", partial_line, "")
-        return _new(cls, (count, bool(partial_event), None))
+        return new_event(cls, (count, bool(partial_event), None))
 
     @property
     def truncated(self) -> bool:
@@ -334,7 +337,7 @@ class SkippedEvent(_Item):
     def __new__(cls, *, type: str = "message", id: str = "", size: int = 0) -> SkippedEvent:
         event_type, _, event_id, _ = event_values(type, "", id, None)
         count = _count("SkippedEvent", "size", size, "")
-        return _new(cls, (event_type, event_id, count, -1, -1, None))
+        return new_event(cls, (event_type, event_id, count, -1, -1, None))
 
 
 class DataPiece(_Item):
@@ -369,7 +372,7 @@ class DataPiece(_Item):
     raw: bytes | None = _field(3, "The raw bytes to forward (keep_raw mode only).")
 
     def __new__(cls, *, text: str = "") -> DataPiece:
-        return _new(cls, (_text("DataPiece", "text", text), -1, -1, None))
+        return new_event(cls, (_text("DataPiece", "text", text), -1, -1, None))
 
 
 class PiecedEvent(_Item):
@@ -397,7 +400,7 @@ class PiecedEvent(_Item):
         cls, *, type: str = "message", id: str = "", retry: int | None = None
     ) -> PiecedEvent:
         event_type, _, event_id, event_retry = event_values(type, "", id, retry)
-        return _new(cls, (event_type, event_id, event_retry, -1, -1, None))
+        return new_event(cls, (event_type, event_id, event_retry, -1, -1, None))
 
 
 class Diagnostic(_Item):
@@ -433,7 +436,7 @@ class Diagnostic(_Item):
 
     def __new__(cls, *, code: str, message: str = "") -> Diagnostic:
         text = _text("Diagnostic", "code", code)
-        return _new(cls, (text, _text("Diagnostic", "message", message), -1, -1, None))
+        return new_event(cls, (text, _text("Diagnostic", "message", message), -1, -1, None))
 
     @property
     def span(self) -> tuple[int, int]:

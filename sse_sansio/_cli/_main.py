@@ -16,7 +16,7 @@ from typing import Any
 
 from sse_sansio._receive._implementation import IMPLEMENTATION
 from sse_sansio._version import __version__
-from sse_sansio.llm._dialects import DIALECT_NAMES
+from sse_sansio.llm import DIALECT_NAMES
 
 from ._cassette import run_input
 from ._run import (

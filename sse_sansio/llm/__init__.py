@@ -29,11 +29,13 @@ from __future__ import annotations
 
 from ._ai_sdk_ui import UI_MESSAGE_STREAM_HEADERS, UIMessageStreamWriter
 from ._answer import Answer, ToolCall
-from ._dialects import DIALECT_NAMES, Dialect, Generic
+from ._dialect import Dialect
+from ._generic import Generic
 from ._merge import TextMerge
 from ._outcome import EXIT_STATUS, Outcome, PayloadError
 from ._progress import Progress
-from ._reframer import REFRAMER_DIALECTS, Reframer
+from ._reframer import Reframer
+from ._registry import DIALECT_NAMES, REFRAMER_DIALECTS
 from ._tracker import Tracker
 from ._usage import Usage
 

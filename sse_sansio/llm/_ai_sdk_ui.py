@@ -18,6 +18,9 @@
 # examples put the LanguageModelUsage of the finish event there), so figures are read
 # from messageMetadata's "usage" or "totalUsage", in the SDK's names.
 #
+# Progress is the base rule (every event but a ping); there are no merge rules (a
+# TextMerge of this protocol is refused); the Reframer writes the error part.
+#
 # Writing: UIMessageStreamWriter turns each part into its complete event bytes through
 # serialize(), so what a backend writes is what a fresh Connection parses back.
 
@@ -29,7 +32,7 @@ from typing import Any, Final
 from sse_sansio._events import Event
 from sse_sansio._serializer import serialize
 
-from ._dialects import Dialect, _failed, _get, _q, _text
+from ._dialect import NO_EVENT_TYPE, Dialect, dumps, failed, get, quoted, text
 from ._outcome import Verdict
 from ._usage import Usage, count, merge
 
@@ -45,8 +48,9 @@ UI_MESSAGE_STREAM_HEADERS: Final = {
 
 _DONE: Final = "[DONE]"
 
-# The part types only this protocol sends (for "auto").
-AI_SDK_ONLY: Final = frozenset(
+# The part types only this protocol sends (for "auto"): plain words another API's
+# payload could carry as its "type" too, so "auto" asks the shapes of the others first.
+_ONLY: Final = frozenset(
     {
         "start",
         "text-start",
@@ -75,7 +79,7 @@ class AISDKUI(Dialect):
 
     name = "ai-sdk-ui"
     terminal = "a finish part"
-    json_types = frozenset({"message"})
+    json_types = frozenset({NO_EVENT_TYPE})
 
     FINISH: Final[dict[str, tuple[bool, str]]] = {
         "stop": (True, "the model reached a natural stop point or a stop sequence"),
@@ -99,16 +103,16 @@ class AISDKUI(Dialect):
                 "stream without saying why the answer ended; retry the request",
                 cut="unfinished",
             )
-        kind = _get(payload, "type")
-        self._metadata(kind, _get(payload, "messageMetadata"))
+        kind = get(payload, "type")
+        self._metadata(kind, get(payload, "messageMetadata"))
         if kind == "finish":
-            return self._finish(_get(payload, "finishReason"))
+            return self._finish(get(payload, "finishReason"))
         if kind == "error" or event.type == "error":
-            message = _get(payload, "errorText")
-            return _failed(message if isinstance(message, str) else payload, "(an error part)")
+            message = get(payload, "errorText")
+            return failed(message if isinstance(message, str) else payload, "(an error part)")
         if kind == "abort":
-            why = _text(_get(payload, "reason"))
-            said = f", reason {_q(why)}" if why else ""
+            why = text(get(payload, "reason"))
+            said = f", reason {quoted(why)}" if why else ""
             return Verdict(
                 "stopped",
                 f"the stream was aborted (an abort part{said}): the answer is incomplete",
@@ -125,15 +129,15 @@ class AISDKUI(Dialect):
         success, explanation = self.FINISH.get(
             reason, (False, "the model stopped for a reason this version does not know")
         )
-        said = f"{explanation} (finishReason {_q(reason)})"
+        said = f"{explanation} (finishReason {quoted(reason)})"
         return Verdict("completed" if success else "stopped", said, reason)
 
     def _metadata(self, kind: Any, metadata: Any) -> None:
         """Usage a backend put in messageMetadata, in the SDK's LanguageModelUsage names
         (AI SDK 5's flat cachedInputTokens and reasoningTokens, or 6's details)."""
-        usage = _get(metadata, "totalUsage")
+        usage = get(metadata, "totalUsage")
         if not isinstance(usage, dict):
-            usage = _get(metadata, "usage")
+            usage = get(metadata, "usage")
         if not isinstance(usage, dict):
             return
         cached = count(usage, "cachedInputTokens")
@@ -152,23 +156,42 @@ class AISDKUI(Dialect):
     def _assemble(self, kind: Any, payload: Any) -> None:
         parts = self.parts
         if kind == "text-delta":
-            parts.add_text(_get(payload, "delta"))
+            parts.add_text(get(payload, "delta"))
         elif kind == "reasoning-delta":
-            parts.add_reasoning(_get(payload, "delta"))
+            parts.add_reasoning(get(payload, "delta"))
         elif kind in ("tool-input-start", "tool-input-available"):
-            key = _get(payload, "toolCallId")
+            key = get(payload, "toolCallId")
             if not isinstance(key, str):
                 return
-            call = parts.call(key, id=key, name=_get(payload, "toolName"))
+            call = parts.call(key, id=key, name=get(payload, "toolName"))
             if kind == "tool-input-available":
                 # The whole input, parsed by the SDK: it wins over the streamed text.
                 call.parts = []
-                call.value = _get(payload, "input")
+                call.value = get(payload, "input")
                 call.complete = True
         elif kind == "tool-input-delta":
-            key = _get(payload, "toolCallId")
+            key = get(payload, "toolCallId")
             if isinstance(key, str) and parts.known(key):
-                parts.add_arguments(key, _get(payload, "inputTextDelta"))
+                parts.add_arguments(key, get(payload, "inputTextDelta"))
+
+    # Progress: the base rule (every event but a ping): each part the protocol sends
+    # is a step of the answer's making.
+
+    # -- reframing: data-only, the error part {"type": "error", "errorText"} ------------
+
+    @staticmethod
+    def standard_error(event: Event, payload: Any) -> bool:
+        return get(payload, "type") == "error" and isinstance(get(payload, "errorText"), str)
+
+    @staticmethod
+    def error_event(message: str, kind: str | None) -> Event:
+        return Event(data=dumps({"type": "error", "errorText": message}))
+
+    # -- detection: a part type of this protocol's (asked after the others' shapes) ------
+
+    @staticmethod
+    def claims_payload(kind: str | None, payload: Any) -> bool:
+        return kind in _ONLY
 
 
 class UIMessageStreamWriter:

@@ -11,56 +11,29 @@
 # a finish reason, logprobs, several choices or parts, a tool delta, an id line that
 # changes, a retry field) keeps the events apart.
 #
-# Shapes, from each API's streaming reference (see _dialects.py for the sources):
-# - openai-chat: {"choices": [{"index", "delta": {"content": TEXT}, "finish_reason": null}], ...}
-# - openai-responses: event response.output_text.delta, {"type", "item_id",
-#   "output_index", "content_index", "delta": TEXT, "sequence_number", "logprobs": []}
-# - anthropic: event content_block_delta, {"type": "content_block_delta", "index",
-#   "delta": {"type": "text_delta", "text": TEXT}}
-# - gemini: {"candidates": [{"content": {"parts": [{"text": TEXT}], "role"}}],
-#   "usageMetadata", "modelVersion", "responseId"}
+# Shapes: each dialect module gives its text delta's shape (Dialect.text_delta, a
+# DeltaShape: the event type, where the text is, the fields that must hold fixed values,
+# that may differ, that must be empty), from its API's streaming reference; a dialect
+# without one (the AI SDK stream, "auto", generic()) has no merge rules.
 
 from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Final, NamedTuple
+from typing import Any
 
 from sse_sansio._events import Event
 
-from ._dialects import DIALECT_NAMES
+from ._dialect import DeltaShape, Path
+from ._registry import DIALECTS
 
 __all__ = ["TextMerge"]
 
-Path = tuple[str | int, ...]
 
-
-class _Shape(NamedTuple):
-    event_type: str  # the event: line the deltas carry ("message" when none)
-    text: Path  # where the text is; every list on the way must have one element
-    fixed: tuple[tuple[Path, str], ...] = ()  # fields that must hold these values
-    latest: tuple[str, ...] = ()  # top-level fields that may differ: keep the later one
-    empty: tuple[str, ...] = ()  # fields that must be absent or empty to join
-
-
-_SHAPES: Final[dict[str, _Shape]] = {
-    "openai-chat": _Shape("message", ("choices", 0, "delta", "content"), latest=("obfuscation",)),
-    "openai-responses": _Shape(
-        "response.output_text.delta",
-        ("delta",),
-        fixed=((("type",), "response.output_text.delta"),),
-        latest=("sequence_number", "obfuscation"),
-        empty=("logprobs",),
-    ),
-    "anthropic": _Shape(
-        "content_block_delta",
-        ("delta", "text"),
-        fixed=((("type",), "content_block_delta"), (("delta", "type"), "text_delta")),
-    ),
-    "gemini": _Shape(
-        "message", ("candidates", 0, "content", "parts", 0, "text"), latest=("usageMetadata",)
-    ),
-}
+def _shape(dialect: str) -> DeltaShape | None:
+    """The text delta's shape of the dialect named ``dialect``, or None."""
+    known = DIALECTS.get(dialect)
+    return None if known is None else known.text_delta
 
 
 class TextMerge:
@@ -74,17 +47,18 @@ class TextMerge:
     offsets are the merged stream's own).
 
     Args:
-        dialect: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"`` or
-            ``"gemini"`` (a proxy knows which API it relays: ``"auto"`` is refused).
+        dialect: The API the proxy relays: one of :data:`DIALECT_NAMES` but
+            ``"auto"`` (a proxy knows which API it relays) and the AI SDK stream
+            (for which there are no merge rules).
 
     Raises:
-        ValueError: any other dialect name.
+        ValueError: any other dialect name (the message lists those with rules).
     """
 
     def __init__(self, dialect: str) -> None:
-        shape = _SHAPES.get(dialect)
+        shape = _shape(dialect)
         if shape is None:
-            names = ", ".join(name for name in DIALECT_NAMES if name in _SHAPES)
+            names = ", ".join(name for name in DIALECTS if _shape(name) is not None)
             raise ValueError(
                 f"TextMerge: no merge rules for dialect {dialect!r}; expected one of {names}"
             )

@@ -8,7 +8,9 @@
 # carry no JSON (an empty data line as a keep-alive), which make a JSON decoder raise;
 # an error event a gateway injects after a read error, glued into the event that was
 # open.  Each dialect's own error event and naming rules are those the dialect pages
-# cite (docs/llm-reframer.rst has the table).
+# cite (docs/llm-reframer.rst has the table); they live in the dialect modules
+# (Dialect.named_events, standard_error(), error_event()), and this module asks the
+# class the registry keeps under the name it was given.
 #
 # Strategy: items in, items out.  feed() returns the item itself when nothing needs
 # repair (so a keep_raw proxy forwards item.raw, byte for byte), else the repaired
@@ -30,18 +32,14 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final
 
-from sse_sansio._events import AnyItem, Comment, Diagnostic, EndOfStream, Event, _new
+from sse_sansio._events import AnyItem, Comment, Diagnostic, EndOfStream, Event, new_event
 from sse_sansio._serializer import serialize
 
-from ._dialects import _get, _text
+from ._dialect import NO_EVENT_TYPE, dumps, get, text
+from ._registry import DIALECTS, REFRAMER_DIALECTS
 
-__all__ = ["REFRAMER_DIALECTS", "Reframer"]
+__all__ = ["Reframer"]
 
-#: The dialects a Reframer writes (it must know its target: no "auto").
-REFRAMER_DIALECTS: Final = ("openai-chat", "openai-responses", "anthropic", "gemini", "ai-sdk-ui")
-
-# The dialects whose events are named after their data's "type" (event: lines).
-_NAMED: Final = frozenset({"openai-responses", "anthropic"})
 # A line of raw bytes that is an `error:` field (llama.cpp's in-stream error).
 _ERROR_LINE: Final = re.compile(rb"^error:[ ]?(.*?)\r?$", re.MULTILINE)
 
@@ -56,8 +54,7 @@ class Reframer:
     (:meth:`to_bytes` leaves it out).
 
     Args:
-        dialect: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
-            ``"gemini"`` or ``"ai-sdk-ui"``: the shape the client expects.
+        dialect: One of :data:`REFRAMER_DIALECTS`: the shape the client expects.
 
     Raises:
         ValueError: another dialect name (``"auto"`` cannot say what to write).
@@ -70,6 +67,7 @@ class Reframer:
                 f"got {dialect!r}"
             )
         self.dialect = dialect
+        self._rules = DIALECTS[dialect]
         self._cut_inside = False  # the upstream ended inside an event
 
     def feed(self, item: AnyItem) -> list[AnyItem]:
@@ -97,7 +95,7 @@ class Reframer:
                 error: Any = json.loads(value)
             except (ValueError, RecursionError):
                 error = value
-            error = _get(error, "error") or error  # {"error": {...}} or the object itself
+            error = get(error, "error") or error  # {"error": {...}} or the object itself
             out.append(_note(at, "reframe-error", "an error: field became the error event"))
             out.append(self._error_event(error))
         return out
@@ -159,7 +157,7 @@ class Reframer:
             return [
                 _note(event.start, "reframe-dropped", f"an empty {event.type!r} event was dropped")
             ]
-        named = self.dialect in _NAMED and event.type == "message"
+        named = self._rules.named_events and event.type == NO_EVENT_TYPE
         if not (named or event.type == "error" or "error" in event.data):
             return [event]
         try:
@@ -176,7 +174,7 @@ class Reframer:
                 ),
                 self._error_event(error),
             ]
-        kind = _get(payload, "type")
+        kind = get(payload, "type")
         if named and isinstance(kind, str) and kind and "\r" not in kind and "\n" not in kind:
             renamed = Event(type=kind, data=event.data, id=event.id, retry=event.retry)
             return [_note(event.start, "reframe-event-line", f"added event: {kind}"), renamed]
@@ -187,71 +185,25 @@ class Reframer:
         if payload is None:
             # Text that is not JSON under the name "error": the error is the text.
             return event.data if event.type == "error" else None
-        if self._standard_error(event, payload):
+        if self._rules.standard_error(event, payload):
             return None
-        error = _get(payload, "error")
+        error = get(payload, "error")
         if error:
             return error
-        if event.type == "error" or _get(payload, "type") == "error":
+        if event.type == "error" or get(payload, "type") == "error":
             return payload
         return None
-
-    def _standard_error(self, event: Event, payload: Any) -> bool:
-        """The event is already the dialect's own error event (or no error at all)."""
-        dialect, kind = self.dialect, _get(payload, "type")
-        if dialect == "openai-chat" or dialect == "gemini":
-            # Data-only: {"error": {...}} in an unnamed event.
-            return event.type == "message" and isinstance(_get(payload, "error"), dict)
-        if dialect == "anthropic":
-            return (
-                event.type == "error"
-                and kind == "error"
-                and isinstance(_get(payload, "error"), dict)
-            )
-        if dialect == "openai-responses":
-            if event.type.startswith("response.") or kind == "response.failed":
-                return True  # response.failed carries response.error: standard
-            return (
-                event.type == "error"
-                and kind == "error"
-                and (
-                    isinstance(_get(payload, "message"), str)
-                    or isinstance(_get(payload, "error"), dict)
-                )
-            )
-        # ai-sdk-ui
-        return kind == "error" and isinstance(_get(payload, "errorText"), str)
 
     def _error_event(self, error: Any) -> Event:
         """The dialect's own error event for an error object or message."""
         if isinstance(error, dict):
-            message = _text(error.get("message")) or json.dumps(error, ensure_ascii=False)
-            kind = (
-                _text(error.get("type")) or _text(error.get("status")) or _text(error.get("code"))
-            )
+            message = text(error.get("message")) or dumps(error)
+            kind = text(error.get("type")) or text(error.get("status")) or text(error.get("code"))
         else:
-            message, kind = _text(error) or json.dumps(error, ensure_ascii=False), None
-        dialect = self.dialect
-        if dialect == "anthropic":
-            body: dict[str, Any] = {
-                "type": "error",
-                "error": {"type": kind or "api_error", "message": message},
-            }
-            return Event(type="error", data=_json(body))
-        if dialect == "openai-responses":
-            body = {"type": "error", "code": kind, "message": message, "param": None}
-            return Event(type="error", data=_json(body))
-        if dialect == "ai-sdk-ui":
-            return Event(data=_json({"type": "error", "errorText": message}))
-        if dialect == "gemini":
-            return Event(data=_json({"error": {"message": message, "status": kind or "UNKNOWN"}}))
-        return Event(data=_json({"error": {"message": message, "type": kind or "server_error"}}))
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+            message, kind = text(error) or dumps(error), None
+        return self._rules.error_event(message, kind)
 
 
 def _note(start: int, code: str, message: str) -> Diagnostic:
     """A Diagnostic at the stream offset ``start`` (-1: unknown)."""
-    return _new(Diagnostic, (code, message, start, start))
+    return new_event(Diagnostic, (code, message, start, start))

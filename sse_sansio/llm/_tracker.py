@@ -32,8 +32,9 @@ from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Comment, EndOfStream, Event
 
 from ._answer import Answer
-from ._dialects import Auto, Dialect, _loads_lenient, make_dialect
+from ._dialect import Dialect, loads_lenient
 from ._outcome import Outcome, PayloadError, Verdict
+from ._registry import make_dialect
 
 __all__ = ["Tracker"]
 
@@ -47,9 +48,9 @@ class Tracker:
     holds the :class:`Outcome`.  No I/O, no clock: it only reads the items.
 
     Args:
-        dialect: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
-            ``"gemini"``, ``"ai-sdk-ui"``, ``"auto"`` (detect the API from the first
-            event only one of them would send), or a dialect from :func:`generic`.
+        dialect: One of :data:`DIALECT_NAMES` (``"auto"``: detect the API from the
+            first event only one of them would send), or a dialect from
+            :func:`generic`.
 
     Raises:
         ValueError: an unknown dialect name.
@@ -66,10 +67,7 @@ class Tracker:
     @property
     def dialect(self) -> str:
         """The dialect's name; with ``"auto"``, the one detected so far (or "auto")."""
-        dialect = self._dialect
-        if isinstance(dialect, Auto) and dialect.inner is not None:
-            return dialect.inner.name
-        return dialect.name
+        return self._dialect.current().name
 
     @property
     def outcome(self) -> Outcome:
@@ -132,7 +130,7 @@ class Tracker:
         self._events += 1
         if self._verdict is not None:
             self._mark_end(item.end)
-            return _loads_lenient(item)  # settled: later events change nothing
+            return loads_lenient(item)  # settled: later events change nothing
         try:
             payload = self._dialect.decode(item)
         except PayloadError as exc:

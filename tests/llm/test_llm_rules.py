@@ -22,12 +22,12 @@ from sse_sansio import (
 from sse_sansio.llm import (
     DIALECT_NAMES,
     EXIT_STATUS,
+    Dialect,
     Outcome,
     PayloadError,
     Tracker,
     generic,
 )
-from sse_sansio.llm._dialects import Dialect
 from sse_sansio.testing import parse
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sse_sansio import Event
-from sse_sansio.llm import Tracker, Usage, _dialects
+from sse_sansio.llm import Tracker, Usage, _dialect
 from sse_sansio.testing import parse
 from tests.helpers import llm_streams as s
 
@@ -155,7 +155,7 @@ def test_a_huge_event_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
         calls.append(len(text))
         return json.loads(text)
 
-    monkeypatch.setattr(_dialects, "json", types.SimpleNamespace(loads=loads, dumps=json.dumps))
+    monkeypatch.setattr(_dialect, "json", types.SimpleNamespace(loads=loads, dumps=json.dumps))
     big = {
         "choices": [{"index": 0, "delta": {"content": "x" * (1 << 20)}, "finish_reason": "stop"}]
     }

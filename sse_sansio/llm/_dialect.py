@@ -1,0 +1,279 @@
+# What every dialect is: the Dialect base class, and the payload helpers the dialect
+# modules and the generic ones (tracker, progress, merge, reframer) share.
+#
+# A dialect is one API's rules for its stream, gathered on one class so that the
+# generic modules ask the dialect instead of branching on its name:
+# - tracking (per stream, so one object per stream): decode() turns an event's data
+#   into its payload (JSON where the API documents JSON); observe() looks at the
+#   payload and returns a Verdict when the event settles the outcome (the API's
+#   terminal event, an in-band error), else None; at_end() judges a stream that ended
+#   cleanly without such an event (a cut, except where the API has no terminal event);
+#   usage() and answer_parts() give what the events carried;
+# - progress: moves() says whether an event adds to the answer or ends it (Progress);
+# - merging: text_delta, the shape of the API's plain text delta (TextMerge), or None;
+# - reframing: named_events, standard_error() and error_event(), the API's own way of
+#   naming events and reporting an error (Reframer);
+# - detection: claims_event() and claims_payload(), the signs that only this API
+#   sends ("auto").
+# The rules of the last three kinds hold no state: they are class attributes and
+# static methods, read from the class that the registry (_registry.py) keeps by name.
+#
+# Forward compatibility (anthropic-sdk-python #993, #1357): an event type a dialect does
+# not know passes through untouched, its data decoded as JSON when it is JSON and kept
+# as text when not; a payload of an unexpected shape is ignored, never trusted and never
+# a crash (every field is checked with isinstance before use: get() and text() below).
+# An unknown finish or stop reason is reported as "stopped" with the API's word kept:
+# claiming success for a word nobody has read the documentation of is the mistake this
+# package exists to prevent.
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar, NamedTuple
+
+from sse_sansio._events import Event
+
+from ._answer import Parts
+from ._outcome import PayloadError, Verdict
+from ._usage import UNAVAILABLE, Usage
+
+__all__ = [
+    "NO_EVENT_TYPE",
+    "DeltaShape",
+    "Dialect",
+    "Path",
+    "dumps",
+    "failed",
+    "finish_verdict",
+    "get",
+    "kind_of",
+    "loads",
+    "loads_lenient",
+    "quoted",
+    "text",
+]
+
+NO_EVENT_TYPE = "message"  # what Event.type is when the block had no event: field
+
+# -- reading payloads ------------------------------------------------------------------
+
+
+def loads(event: Event) -> Any:
+    """Decode the event's data as JSON, or raise PayloadError naming the event."""
+    try:
+        return json.loads(event.data)
+    except (ValueError, RecursionError) as exc:
+        # RecursionError: JSON nested deeper than the interpreter's stack allows; the
+        # payload is the peer's, so it is the peer's error, like any other bad JSON.
+        why = exc if isinstance(exc, ValueError) else "it is nested too deeply to decode"
+        where = f"byte offset {event.start}" if event.start >= 0 else "an event built by hand"
+        raise PayloadError(
+            f"the data of the {event.type!r} event at {where} is not JSON: {why}",
+            offset=event.start,
+        ) from None
+
+
+def loads_lenient(event: Event) -> Any:
+    """JSON when the data is JSON, else the text: for event types nobody documented."""
+    try:
+        return json.loads(event.data)
+    except (ValueError, RecursionError):
+        return event.data
+
+
+def dumps(value: Any) -> str:
+    """JSON text as the APIs write it (characters beyond ASCII kept as they are)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def quoted(word: str | None) -> str:
+    """A word of the API's, quoted as it appears in the JSON ("stop", null)."""
+    return json.dumps(word, ensure_ascii=False)
+
+
+def get(obj: Any, *path: str) -> Any:
+    """``obj[path[0]][path[1]]...``, or None where a step is missing or not a dict."""
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def text(value: Any) -> str | None:
+    """A field as a string: str kept, int (an HTTP-like code) written out, else None."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def kind_of(event: Event, payload: Any) -> Any:
+    """The event's type, or the payload's "type" when the event had no event: line."""
+    return event.type if event.type != NO_EVENT_TYPE else get(payload, "type")
+
+
+# -- verdicts --------------------------------------------------------------------------
+
+
+def failed(error: Any, where: str) -> Verdict:
+    """The verdict for an in-band error object (or a bare message string)."""
+    if isinstance(error, dict):
+        kind = text(error.get("type")) or text(error.get("status")) or text(error.get("code"))
+        message = text(error.get("message"))
+    else:
+        kind, message = None, text(error)
+    said = ": ".join(part for part in (kind, message) if part) or "no details given"
+    return Verdict(
+        "failed",
+        f"the API reported an error {where} ({said}); the answer is incomplete: "
+        "retry if the error is transient (overloaded, rate limit, server error)",
+        error_type=kind,
+        error_message=message,
+    )
+
+
+def finish_verdict(
+    finishes: dict[int, str],
+    unfinished: list[int],
+    table: dict[str, tuple[bool, str]],
+    field: str,
+    unit: str,
+    ended: str,
+) -> Verdict:
+    """Judge the finish reasons of every choice (candidate); the worst one decides.
+
+    ``table`` maps each documented word to (success, explanation).  A choice seen but
+    never finished makes the stream a cut; an unknown word is a stop.
+    """
+    if unfinished or not finishes:
+        which = (
+            f"{unit} {unfinished[0]} had no {field}" if unfinished else f"no {unit} had a {field}"
+        )
+        return Verdict(
+            "cut",
+            f"{ended} but {which}: the server (or a "
+            "proxy) ended the stream without saying why the answer ended; retry the request",
+            cut="unfinished",
+        )
+    several = len(finishes) > 1
+    for index, word in sorted(finishes.items()):
+        success, explanation = table.get(
+            word, (False, "the model stopped for a reason this version does not know")
+        )
+        if not success:
+            prefix = f"{unit} {index}: " if several else ""
+            return Verdict("stopped", f"{prefix}{explanation} ({field} {quoted(word)})", word)
+    index, word = min(finishes.items())
+    return Verdict("completed", f"{table[word][1]} ({field} {quoted(word)})", word)
+
+
+# -- the shape of a text delta, for TextMerge --------------------------------------------
+
+Path = tuple[str | int, ...]
+
+
+class DeltaShape(NamedTuple):
+    """Where an API's plain text delta keeps its text, and what else it may hold."""
+
+    event_type: str  # the event: line the deltas carry ("message" when none)
+    text: Path  # where the text is; every list on the way must have one element
+    fixed: tuple[tuple[Path, str], ...] = ()  # fields that must hold these values
+    latest: tuple[str, ...] = ()  # top-level fields that may differ: keep the later one
+    empty: tuple[str, ...] = ()  # fields that must be absent or empty to join
+
+
+# -- the base class ----------------------------------------------------------------------
+
+
+class Dialect:
+    """One API's rules: what :func:`generic` returns and :class:`Tracker` accepts.
+
+    A dialect keeps the state of one stream, so use a fresh one per :class:`Tracker`.
+    Its methods are not part of the API (they may change in any release).
+    """
+
+    name: str = ""
+    #: The API's end marker, in the words a reason uses ("data: [DONE]").
+    terminal: str = ""
+    #: The event types whose data the API documents as JSON (strict decoding).
+    json_types: frozenset[str] = frozenset()
+
+    #: TextMerge: the API's plain text delta, or None (no merge rules).
+    text_delta: ClassVar[DeltaShape | None] = None
+    #: Reframer: the API names each event after its data's "type" (event: lines).
+    named_events: ClassVar[bool] = False
+    #: "auto": claims_payload() looks for a "type" no other API sends, so it is asked
+    #: before the dialects that go by a payload's shape (which are asked in the
+    #: registry's order).
+    detect_first: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        self.parts = Parts()
+        self.figures = UNAVAILABLE
+
+    # -- tracking ------------------------------------------------------------------
+
+    def decode(self, event: Event) -> Any:
+        if event.type in self.json_types:
+            return loads(event)
+        return loads_lenient(event)
+
+    def usage(self) -> Usage:
+        """The usage figures so far, merged by the API's rules."""
+        return self.figures
+
+    def answer_parts(self) -> Parts:
+        """The answer's fragments so far."""
+        return self.parts
+
+    def observe(self, event: Event, payload: Any) -> Verdict | None:  # pragma: no cover
+        raise NotImplementedError  # every dialect defines it
+
+    def at_end(self) -> Verdict:
+        return Verdict("cut", f"the stream ended before {self.missing()}", cut="before-terminal")
+
+    def missing(self) -> str:
+        """What a cut stream lacks, in words that follow "the stream ended before"."""
+        return f"{self.terminal}, so the answer may be incomplete: retry the request"
+
+    def stop_word(self) -> str | None:
+        """The last finish or stop reason seen, for the report of a cut."""
+        return None
+
+    def current(self) -> Dialect:
+        """The dialect whose rules apply now (for "auto", the one it detected)."""
+        return self
+
+    # -- progress ------------------------------------------------------------------
+
+    def moves(self, event: Event, payload: Any) -> bool:
+        """Whether the event adds to the answer or ends it (Progress).  Where a dialect
+        has no rule of its own, every event but a ``ping`` does: the Watchdog's own
+        default."""
+        return bool(kind_of(event, payload) != "ping")
+
+    # -- reframing (every dialect in the registry defines both) ----------------------
+
+    @staticmethod
+    def standard_error(event: Event, payload: Any) -> bool:  # pragma: no cover
+        """The event is already the API's own error event (or holds no error)."""
+        raise NotImplementedError  # the Reframer is made only for registered dialects
+
+    @staticmethod
+    def error_event(message: str, kind: str | None) -> Event:  # pragma: no cover
+        """The API's own error event, for a message and an error type (or None)."""
+        raise NotImplementedError  # the Reframer is made only for registered dialects
+
+    # -- detection ("auto") ----------------------------------------------------------
+
+    @staticmethod
+    def claims_event(event: Event) -> bool:
+        """The event, before its data is decoded, is one only this API sends."""
+        return False
+
+    @staticmethod
+    def claims_payload(kind: str | None, payload: Any) -> bool:
+        """The decoded payload (its "type", ``kind``, when a string) is this API's."""
+        return False

@@ -1,0 +1,186 @@
+# Google Gemini `streamGenerateContent?alt=sse`: data-only events, each a
+# GenerateContentResponse in JSON.
+#
+# Source: API reference, GenerateContentResponse (candidates[].finishReason,
+# promptFeedback.blockReason "sent only in the first stream chunk"), the FinishReason
+# and BlockReason enums; errors are Google API error objects {"error": {"code",
+# "message", "status"}}.  docs/llm-gemini.rst is this module's page.
+#
+# Rules: there is no terminal event, so the stream's clean end is the only end marker:
+# at the end, every candidate's finishReason decides (the worst one wins; a candidate
+# seen but never finished makes a cut).  A blocked prompt stops the answer at once; an
+# error object fails it.  Each chunk's usageMetadata gives the figures so far.
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from sse_sansio._events import Event
+
+from ._dialect import (
+    NO_EVENT_TYPE,
+    DeltaShape,
+    Dialect,
+    dumps,
+    failed,
+    finish_verdict,
+    get,
+    quoted,
+    text,
+)
+from ._outcome import Verdict
+from ._usage import Usage, count, merge
+
+__all__ = ["Gemini"]
+
+
+class Gemini(Dialect):
+    """Google Gemini: no terminal event; every candidate's finishReason decides."""
+
+    name = "gemini"
+    terminal = "every candidate had a finishReason"
+    json_types = frozenset({NO_EVENT_TYPE})
+
+    FINISH: Final[dict[str, tuple[bool, str]]] = {
+        "STOP": (True, "the model reached a natural stop point or a stop sequence"),
+        "MAX_TOKENS": (False, "the answer reached maxOutputTokens: raise it, or continue"),
+        "SAFETY": (False, "the answer was flagged for safety reasons"),
+        "RECITATION": (False, "the answer was flagged for recitation"),
+        "LANGUAGE": (False, "the answer was flagged for using an unsupported language"),
+        "OTHER": (False, "the model stopped for an unknown reason"),
+        "BLOCKLIST": (False, "the answer contains forbidden terms"),
+        "PROHIBITED_CONTENT": (False, "the answer may contain prohibited content"),
+        "SPII": (False, "the answer may contain sensitive personally identifiable information"),
+        "MALFORMED_FUNCTION_CALL": (False, "the model generated an invalid function call"),
+        "IMAGE_SAFETY": (False, "a generated image was flagged for safety reasons"),
+        "UNEXPECTED_TOOL_CALL": (False, "the model called a tool, but no tools are enabled"),
+        "TOO_MANY_TOOL_CALLS": (False, "the model called too many tools in a row"),
+        "FINISH_REASON_UNSPECIFIED": (False, "the API gave no finish reason"),
+    }
+    BLOCK: Final[dict[str, str]] = {
+        "SAFETY": "the prompt was blocked for safety reasons (see promptFeedback.safetyRatings)",
+        "BLOCKLIST": "the prompt contains terms from the terminology blocklist",
+        "PROHIBITED_CONTENT": "the prompt was blocked for prohibited content",
+        "IMAGE_SAFETY": "the prompt was blocked for unsafe image generation content",
+        "OTHER": "the prompt was blocked for an unknown reason",
+    }
+
+    # A text delta: {"candidates": [{"content": {"parts": [{"text": TEXT}], "role"}}],
+    # "usageMetadata", "modelVersion", "responseId"}; the usage grows chunk by chunk.
+    text_delta = DeltaShape(
+        NO_EVENT_TYPE, ("candidates", 0, "content", "parts", 0, "text"), latest=("usageMetadata",)
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.finishes: dict[int, str] = {}
+        self.seen: set[int] = set()
+        self.last_finish_at: int | None = None
+        self.calls = 0
+
+    # -- tracking ------------------------------------------------------------------
+
+    def observe(self, event: Event, payload: Any) -> Verdict | None:
+        error = get(payload, "error")
+        if error:
+            return failed(error, "in the stream")
+        blocked = text(get(payload, "promptFeedback", "blockReason"))
+        if not blocked:
+            self._candidates(event, payload)
+        usage = get(payload, "usageMetadata")
+        if isinstance(usage, dict):
+            # Each chunk's usageMetadata gives the figures so far; the last chunk's,
+            # the one whose candidates carry their finishReason, are the final ones.
+            final = bool(blocked) or (bool(self.finishes) and self.seen <= self.finishes.keys())
+            found = Usage(
+                count(usage, "promptTokenCount"),
+                count(usage, "candidatesTokenCount"),
+                count(usage, "cachedContentTokenCount"),
+                count(usage, "thoughtsTokenCount"),
+                "reported" if final else "partial",
+            )
+            self.figures = merge(self.figures, found)
+        if blocked:
+            explanation = self.BLOCK.get(blocked, "the prompt was blocked")
+            return Verdict(
+                "stopped", f"{explanation}: rephrase it (blockReason {quoted(blocked)})", blocked
+            )
+        return None
+
+    def _candidates(self, event: Event, payload: Any) -> None:
+        candidates = get(payload, "candidates")
+        for candidate in candidates if isinstance(candidates, list) else ():
+            if not isinstance(candidate, dict):
+                continue
+            # "index" is left out of the JSON for candidate 0 (proto3 default).
+            index = candidate.get("index", 0)
+            if not isinstance(index, int):
+                continue
+            self.seen.add(index)
+            if index == 0:
+                self._content(get(candidate, "content", "parts"))
+            reason = candidate.get("finishReason")
+            if isinstance(reason, str):
+                self.finishes[index] = reason
+                self.last_finish_at = event.start
+
+    def _content(self, parts: Any) -> None:
+        """Candidate 0's parts: text, thoughts (``"thought": true``), function calls,
+        which Gemini sends whole, each in one part."""
+        for part in parts if isinstance(parts, list) else ():
+            if not isinstance(part, dict):
+                continue
+            if part.get("thought") is True:
+                self.parts.add_reasoning(part.get("text"))
+            else:
+                self.parts.add_text(part.get("text"))
+            function = part.get("functionCall")
+            if isinstance(function, dict):
+                self.calls += 1
+                call = self.parts.call(self.calls, id=function.get("id"), name=function.get("name"))
+                call.value = function.get("args", {})
+                call.complete = True
+
+    def at_end(self) -> Verdict:
+        if not self.finishes:
+            return super().at_end()
+        unfinished = sorted(self.seen - self.finishes.keys())
+        verdict = finish_verdict(
+            self.finishes, unfinished, self.FINISH, "finishReason", "candidate", "the stream ended"
+        )
+        offset = (
+            self.last_finish_at
+            if self.last_finish_at is not None and self.last_finish_at >= 0
+            else None
+        )
+        return verdict._replace(offset=offset)
+
+    def stop_word(self) -> str | None:
+        return min(self.finishes.items())[1] if self.finishes else None
+
+    # -- progress: a candidate's content or finishReason, a block, an error -------------
+
+    def moves(self, event: Event, payload: Any) -> bool:
+        if get(payload, "error") or get(payload, "promptFeedback", "blockReason"):
+            return True
+        candidates = get(payload, "candidates")
+        for candidate in candidates if isinstance(candidates, list) else ():
+            if get(candidate, "finishReason") or get(candidate, "content", "parts"):
+                return True
+        return False
+
+    # -- reframing: data-only, the error is {"error": {...}} in an unnamed event --------
+
+    @staticmethod
+    def standard_error(event: Event, payload: Any) -> bool:
+        return event.type == NO_EVENT_TYPE and isinstance(get(payload, "error"), dict)
+
+    @staticmethod
+    def error_event(message: str, kind: str | None) -> Event:
+        return Event(data=dumps({"error": {"message": message, "status": kind or "UNKNOWN"}}))
+
+    # -- detection: "candidates" or "promptFeedback" are this API's fields ---------------
+
+    @staticmethod
+    def claims_payload(kind: str | None, payload: Any) -> bool:
+        return get(payload, "candidates") is not None or get(payload, "promptFeedback") is not None
