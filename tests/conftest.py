@@ -124,6 +124,7 @@ RUN_ONCE: dict[str, str] = {
     "test_layers": "the package's imports, read from the source",
     "test_public_paths": "the public faces and entry points",
     "test_llm_reframer": "the llm layer takes items",
+    "test_llm_registry": "the llm layer's table of dialects takes items",
     "test_llm_robust": "the llm layer takes items",
     "test_llm_rules": "the llm layer takes items",
     "test_llm_usage": "the llm layer takes items",

@@ -1,0 +1,95 @@
+"""The registry of dialects (issue 32, item 5): one module per dialect, one table.
+
+What is checked: the table gives the public names in their documented order; each
+registered dialect's reframing rules write an error its own Tracker reads as that
+error; "auto" asks the registered dialects for their signs (a dialect that gives none
+is never detected; a "type" only one API sends wins over another API's shape); and no
+package file but the dialect's own module (and the docstring of ``llm/__init__.py``)
+names a dialect, so adding one touches one module and the table.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import sse_sansio
+from sse_sansio import Event
+from sse_sansio.llm import DIALECT_NAMES, REFRAMER_DIALECTS, Dialect, Tracker
+from sse_sansio.llm._auto import Auto
+from sse_sansio.llm._registry import DIALECTS
+from sse_sansio.testing import parse
+from tests.helpers import llm_streams as s
+
+PACKAGE = Path(sse_sansio.__file__).resolve().parent
+
+
+def test_the_table_gives_the_documented_names_in_order() -> None:
+    # The order docs/api.rst shows and --llm lists.
+    expected = ("openai-chat", "openai-responses", "anthropic", "gemini", "ai-sdk-ui")
+    assert tuple(DIALECTS) == expected
+    assert DIALECT_NAMES == (*expected, "auto")
+    assert REFRAMER_DIALECTS == expected
+    for name, dialect in DIALECTS.items():
+        assert dialect.name == name
+
+
+@pytest.mark.parametrize("name", list(DIALECTS))
+def test_each_dialects_error_event_is_read_as_that_error(name: str) -> None:
+    event = DIALECTS[name].error_event("upstream timed out", "timeout")
+    tracker = Tracker(name)
+    tracker.feed(event)
+    outcome = tracker.end()
+    assert (outcome.outcome, outcome.error_message) == ("failed", "upstream timed out")
+
+
+def test_a_dialect_that_gives_no_signs_is_never_detected() -> None:
+    class Quiet(Dialect):
+        name = "quiet"
+
+    auto = Auto([Quiet])
+    for data in ("[DONE]", '{"choices": []}', '{"type": "response.created"}'):
+        auto.decode(Event(data=data))
+    assert auto.current() is auto  # the base class claims nothing
+
+
+def detected(stream: bytes) -> str:
+    tracker = Tracker("auto")
+    for item in parse(stream):
+        tracker.feed(item)
+    return tracker.dialect
+
+
+@pytest.mark.parametrize(
+    ("payload", "dialect"),
+    [
+        # A "type" only one API sends is surer than another API's field.
+        ({"type": "response.created", "choices": []}, "openai-responses"),
+        ({"type": "message_start", "candidates": []}, "anthropic"),
+        # The AI SDK's part types are plain words: the others' shapes are asked first.
+        ({"type": "finish", "choices": []}, "openai-chat"),
+        ({"type": "start", "promptFeedback": {}}, "gemini"),
+        ({"type": "start"}, "ai-sdk-ui"),
+        ({"type": ["start"], "note": "a type that is no string names nothing"}, "auto"),
+    ],
+)
+def test_auto_asks_the_surest_signs_first(payload: dict[str, Any], dialect: str) -> None:
+    assert detected(s.data(payload)) == dialect
+
+
+def _names_in(path: Path) -> set[str]:
+    source = path.read_text(encoding="utf-8")
+    return {name for name in DIALECTS if f'"{name}"' in source}
+
+
+def test_no_package_file_but_its_own_module_names_a_dialect() -> None:
+    home = {name: Path(sys.modules[cls.__module__].__file__ or "") for name, cls in DIALECTS.items()}
+    allowed = {PACKAGE / "llm" / "__init__.py"}  # its docstring lists them for readers
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path in allowed:
+            continue
+        for name in _names_in(path):
+            assert path == home[name], f"{path.relative_to(PACKAGE)} names {name!r}"
