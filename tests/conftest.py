@@ -135,6 +135,8 @@ RUN_ONCE: dict[str, str] = {
     "test_reentrancy": "compares both cores itself",
     "test_replay": "the replay window",
     "test_replay_redis": "the Redis replay store",
+    "test_replay_finished": "the replay window's end",
+    "test_replay_redis_finished": "the Redis replay store's end",
     "test_response": "the response checks",
     "test_response_shapes": "the response checks",
     "test_resumption_live": "a live server",

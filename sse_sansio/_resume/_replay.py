@@ -25,6 +25,11 @@
 #   session, and an ID only ever matches the stream whose token it carries.
 # - Memory is bounded by the store's limits whatever clients send: resume() stores
 #   nothing, and a header longer than any ID this module writes is "unknown" unread.
+# - ``finished``: once the producer said so (``close()``, kept by the store, so every
+#   process sees it), every Resume carries ``finished=True`` (and ``cut``), whatever the
+#   verdict: a resuming request replays what is left and ends at once, instead of
+#   waiting for events that will never come.  A window refuses append() after its own
+#   close().
 
 from __future__ import annotations
 
@@ -56,10 +61,16 @@ class Resume:
     possibly none), ``"gap"`` (the ID was this stream's, but events after it were
     dropped: send a reset event, or the ``events`` still kept, as your protocol says)
     or ``"unknown"`` (not an ID of this stream: ``events`` is empty).
+
+    ``finished`` is True once the producer finished (:meth:`ReplayWindow.close`): no
+    event will follow ``events``, so send them and end the response at once, as a cut
+    when ``cut`` is True (the producer itself was cut).
     """
 
     verdict: Verdict
     events: tuple[Event, ...] = ()
+    finished: bool = False
+    cut: bool = False
 
 
 def event_id(token: str, number: int) -> str:
@@ -92,15 +103,21 @@ def _parse(last_event_id: str) -> tuple[str, int] | None:
 
 def _judge(asked: tuple[str, int] | None, snapshot: StoreSnapshot) -> Resume:
     """The verdict on ``asked`` (a parsed ID) given what the store holds after it."""
+    end = (snapshot.finished, snapshot.cut)
     if asked is None or asked[0] != snapshot.token or asked[1] > snapshot.last:
-        return Resume("unknown")
+        return Resume("unknown", (), *end)
     token, number = asked
     events = tuple(_with_id(event, token, n) for n, event in snapshot.events)
     # The events numbered number+1 ... first-1 were dropped (there are none to drop when
     # first == number + 1, or when nothing after number was ever issued).
     if snapshot.first > number + 1:
-        return Resume("gap", events)
-    return Resume("continue", events)
+        return Resume("gap", events, *end)
+    return Resume("continue", events, *end)
+
+
+def _check_open(closed: bool) -> None:
+    if closed:
+        raise LocalProtocolError("append() after close(): the producer already finished")
 
 
 def _priming(snapshot: StoreSnapshot, retry: int | None, from_start: bool) -> Event:
@@ -138,6 +155,7 @@ class ReplayWindow:
         store: ReplayStore | None = None,
     ) -> None:
         self._store = _store(store, max_events, max_bytes)
+        self._closed = False
 
     @property
     def store(self) -> ReplayStore:
@@ -151,7 +169,18 @@ class ReplayWindow:
         """
         if type(event) is not Event:
             raise LocalProtocolError(f"append() takes an Event, not {type(event).__name__}")
+        _check_open(self._closed)
         return _appended(event, self._store.append(event))
+
+    def close(self, *, cut: bool = False) -> None:
+        """Record that the producer finished (``cut=True``: it was cut), in the store.
+
+        From then on every :meth:`resume` says ``finished=True`` (and ``cut``), in
+        every process reading the store; this window refuses :meth:`append`.  The
+        first close of a stream wins: a later one changes nothing.
+        """
+        self._closed = True
+        self._store.finish(cut=cut)
 
     def resume(self, last_event_id: str) -> Resume:
         """What to send a client that reconnected with this ``Last-Event-ID``."""
@@ -175,6 +204,7 @@ class AsyncReplayWindow:
 
     def __init__(self, store: AsyncReplayStore) -> None:
         self._store = store
+        self._closed = False
 
     @property
     def store(self) -> AsyncReplayStore:
@@ -185,7 +215,13 @@ class AsyncReplayWindow:
         """As :meth:`ReplayWindow.append`."""
         if type(event) is not Event:
             raise LocalProtocolError(f"append() takes an Event, not {type(event).__name__}")
+        _check_open(self._closed)
         return _appended(event, await self._store.append(event))
+
+    async def close(self, *, cut: bool = False) -> None:
+        """As :meth:`ReplayWindow.close`."""
+        self._closed = True
+        await self._store.finish(cut=cut)
 
     async def resume(self, last_event_id: str, *, wait: float | None = None) -> Resume:
         """As :meth:`ReplayWindow.resume`; with ``wait`` (seconds), a valid ID with no
@@ -193,7 +229,8 @@ class AsyncReplayWindow:
         asked = _parse(last_event_id)
         after = None if asked is None else asked[1]
         resume = _judge(asked, await self._store.read(after))
-        if wait is not None and resume.verdict == "continue" and not resume.events:
+        waiting = resume.verdict == "continue" and not resume.events and not resume.finished
+        if wait is not None and waiting:
             resume = _judge(asked, await self._store.read(after, wait=wait))
         return resume
 

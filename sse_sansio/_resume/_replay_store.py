@@ -11,6 +11,10 @@
 # - the token never changes while the numbers go on, and a new stream gets a new
 #   random token, so an ID of another stream, or of a stream that was deleted and made
 #   again, never matches.
+# - finish(cut=...) records, once and for good, that the producer finished (cleanly or
+#   in a cut); every later read() reports it (``finished``, ``cut``), in every process
+#   that reads the store, so that a client resuming after the end is not held open
+#   waiting for events that will never come.  The first finish() wins.
 # The events a store returns carry no ID: the window writes ``<token>-<number>``.
 #
 # MemoryStore keeps a deque, trimmed on append by max_events and max_bytes (the bytes
@@ -50,6 +54,10 @@ class StoreSnapshot:
     last: int
     #: The kept events numbered above the ``after`` asked for, oldest first.
     events: tuple[tuple[int, Event], ...] = ()
+    #: True once the producer finished (``finish()``): no event will follow ``last``.
+    finished: bool = False
+    #: True when it finished in a cut (``finish(cut=True)``).
+    cut: bool = False
 
 
 class ReplayStore(Protocol):
@@ -62,6 +70,10 @@ class ReplayStore(Protocol):
     def read(self, after: int | None) -> StoreSnapshot:
         """The token, the first and last numbers and the kept events after ``after``."""
 
+    def finish(self, *, cut: bool = False) -> None:
+        """Record that the producer finished (in a cut with ``cut=True``); the first
+        call wins."""
+
 
 class AsyncReplayStore(Protocol):
     """:class:`ReplayStore` with coroutines, for :class:`~sse_sansio.AsyncReplayWindow`;
@@ -72,6 +84,9 @@ class AsyncReplayStore(Protocol):
 
     async def read(self, after: int | None, *, wait: float | None = None) -> StoreSnapshot:
         """As :meth:`ReplayStore.read`, waiting up to ``wait`` seconds for an event."""
+
+    async def finish(self, *, cut: bool = False) -> None:
+        """As :meth:`ReplayStore.finish`."""
 
 
 def _limit(name: str, value: int | None) -> int | None:
@@ -96,6 +111,7 @@ class MemoryStore:
         self._kept: deque[tuple[int, Event, int]] = deque()  # number, event, size
         self._bytes = 0
         self._last = 0
+        self._end: tuple[bool, bool] = (False, False)  # finished, cut
 
     def append(self, event: Event) -> tuple[str, int]:
         self._last += 1
@@ -113,9 +129,13 @@ class MemoryStore:
 
     def read(self, after: int | None) -> StoreSnapshot:
         first = self._kept[0][0] if self._kept else self._last + 1
-        if after is None:
-            return StoreSnapshot(self._token, first, self._last)
-        # The kept numbers run first ... last without a hole: skip to after + 1.
-        skip = max(0, after + 1 - first)
-        events = tuple((n, event) for n, event, _ in islice(self._kept, skip, None))
-        return StoreSnapshot(self._token, first, self._last, events)
+        events: tuple[tuple[int, Event], ...] = ()
+        if after is not None:
+            # The kept numbers run first ... last without a hole: skip to after + 1.
+            skip = max(0, after + 1 - first)
+            events = tuple((n, event) for n, event, _ in islice(self._kept, skip, None))
+        return StoreSnapshot(self._token, first, self._last, events, *self._end)
+
+    def finish(self, *, cut: bool = False) -> None:
+        if not self._end[0]:
+            self._end = (True, bool(cut))

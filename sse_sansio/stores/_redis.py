@@ -7,7 +7,11 @@
 #   itself, atomically, whichever process appends, so the numbers have no holes and the
 #   window's event numbers are the entries' sequence parts.
 # - ``key:token``: the stream's random token, written once by the first append or read
-#   (``SET key:token <fresh> NX GET``, in the same MULTI as the other commands).
+#   (``SET key:token <fresh> NX GET``, in the same MULTI as the other commands), then
+#   `` ended`` or `` cut`` appended by finish() (``APPEND``, after the same SET NX, so
+#   that a finish before any event still keeps a token): the producer's end lives with
+#   the token, so every process sees it and the two keys are still all there is.  A
+#   token never holds a space; the first word after it is the end that counts.
 #
 # The verdicts read what Redis really holds, in one MULTI: the token, the oldest
 # and newest entries (XRANGE - + COUNT 1, XREVRANGE + - COUNT 1) and the entries after
@@ -60,6 +64,13 @@ def _event(fields: Mapping[Text, Text]) -> Event:
     return Event(type=values["type"], data=values["data"], retry=retry)
 
 
+def _token_and_end(value: Text) -> tuple[str, bool, bool]:
+    """The token, finished and cut, from the token key's value."""
+    token, _, end = _text(value).partition(" ")
+    mark = end.split(" ", 1)[0]
+    return token, bool(mark), mark == "cut"
+
+
 def _check(key: object, max_events: object) -> str:
     if not isinstance(key, str) or not key:
         raise ValueError(f"key must be a non-empty str, not {key!r}")
@@ -89,7 +100,11 @@ class _Layout:
 
     def appended(self, replies: Sequence[Any], token: str) -> tuple[str, int]:
         old, entry_id = replies
-        return (token if old is None else _text(old)), _number(entry_id)
+        return (token if old is None else _token_and_end(old)[0]), _number(entry_id)
+
+    def queue_finish(self, pipe: Any, cut: bool, token: str) -> None:
+        pipe.set(self.token_key, token, nx=True)
+        pipe.append(self.token_key, " cut" if cut else " ended")
 
     def queue_read(self, pipe: Any, after: int | None, token: str) -> None:
         # The token is made by whichever comes first, an append or a read: the priming
@@ -106,7 +121,8 @@ class _Layout:
         first = _number(oldest[0][0]) if oldest else last + 1
         entries: list[Entry] = after[0] if after else []
         events = tuple((_number(entry_id), _event(fields)) for entry_id, fields in entries)
-        return StoreSnapshot(token if old is None else _text(old), first, last, events)
+        end = (token, False, False) if old is None else _token_and_end(old)
+        return StoreSnapshot(end[0], first, last, events, end[1], end[2])
 
 
 class RedisStreamStore:
@@ -141,6 +157,12 @@ class RedisStreamStore:
         pipe = self._client.pipeline(transaction=True)
         self._layout.queue_read(pipe, after, token)
         return self._layout.snapshot(pipe.execute(), token)
+
+    def finish(self, *, cut: bool = False) -> None:
+        """As :meth:`~sse_sansio.ReplayStore.finish`: kept in the token's key."""
+        pipe = self._client.pipeline(transaction=True)
+        self._layout.queue_finish(pipe, cut, new_token())
+        pipe.execute()
 
     def delete(self) -> None:
         """Delete the stream and its token: its IDs become unknown."""
@@ -186,6 +208,12 @@ class AsyncRedisStreamStore:
         pipe = self._client.pipeline(transaction=True)
         self._layout.queue_read(pipe, after, token)
         return self._layout.snapshot(await pipe.execute(), token)
+
+    async def finish(self, *, cut: bool = False) -> None:
+        """As :meth:`RedisStreamStore.finish`."""
+        pipe = self._client.pipeline(transaction=True)
+        self._layout.queue_finish(pipe, cut, new_token())
+        await pipe.execute()
 
     async def delete(self) -> None:
         """As :meth:`RedisStreamStore.delete`."""
