@@ -4,8 +4,8 @@
 #
 # Rules, checked on every call that takes a time:
 # - A time (``now``) is a finite int or float: TypeError for anything else (a bool, a
-#   string, None), ValueError for NaN or an infinity, which no clock returns and which
-#   would make every comparison a lie.
+#   string, None), ValueError for NaN, an infinity or an int too big for a float
+#   (``10**400``), which no clock returns and which would make every comparison a lie.
 # - Time never goes backwards: a ``now`` below the latest one seen is a ValueError
 #   naming both (time.monotonic() never does it; mixing two clocks, or time.time() after
 #   an NTP step, does).  An equal ``now`` is fine: many calls share one reading.
@@ -22,9 +22,13 @@ __all__ = ["Clock", "duration", "seconds"]
 def _number(value: object, what: str) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise TypeError(f"{what} must be a number of seconds, not {value!r}")
-    if not math.isfinite(value):
+    try:
+        number = float(value)
+    except OverflowError:  # an int past a float's range: not worth quoting whole
+        raise ValueError(f"{what} must be finite, not an int too big for a float") from None
+    if not math.isfinite(number):
         raise ValueError(f"{what} must be finite, not {value!r}")
-    return float(value)
+    return number
 
 
 def duration(name: str, value: float, *, positive: bool = False) -> float:

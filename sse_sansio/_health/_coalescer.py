@@ -9,7 +9,9 @@
 #   whole and written whole, in the order pushed: the output is the concatenation of
 #   the frames, cut only between two of them, so a client parses exactly the items it
 #   would have parsed from the frames one by one.  A frame bigger than max_bytes goes
-#   out whole, never split.
+#   out whole, never split.  Pushed bytes are checked: after their last blank line only
+#   comment lines may follow, for a field line left open there (``b"data: x\n"``) would
+#   join the next frame's event.
 # - The bytes held are due once the oldest of them has waited max_delay seconds, once
 #   they reach max_bytes, or at once when an urgent frame is pushed (a terminal or error
 #   event, a comment that must go out now: the caller says so; an event with a
@@ -20,19 +22,28 @@
 #   Merging happens only between two items still held, never across a pop.
 #
 # Memory: what is held stays below max_bytes plus one frame, as long as the caller pops
-# whenever ``deadline`` has come (right after a push that made it due, at the latest).
+# whenever ``deadline`` has come (right after a push that made it due, at the latest);
+# whatever the caller does, it never exceeds max_buffer but by a single frame pushed
+# when nothing was held: a push that would take it past max_buffer is refused
+# (LocalProtocolError, nothing changed), since only a caller that stopped popping gets
+# there.
 # Invariant (property-tested): parsing the concatenated output gives the pushed items,
 # in order.
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 from sse_sansio._clock import Clock, duration
+from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Comment, Event
 from sse_sansio._serializer import serialize
 
 __all__ = ["Coalescer", "Merge"]
+
+# The default max_buffer: the library's default largest event (max_event_size).
+DEFAULT_MAX_BUFFER = 16 * 1024 * 1024
 
 
 class Merge(Protocol):
@@ -58,21 +69,31 @@ class Coalescer:
         merge: An object whose ``merge(first, second)`` joins two consecutive events
             pushed as items (:class:`sse_sansio.llm.TextMerge`), or None (the default:
             events are written as pushed).
+        max_buffer: The most bytes held (>= ``max_bytes``; default 16 MiB, or
+            ``max_bytes`` if larger): a push past it is refused.  A frame pushed when
+            nothing is held is always taken, whatever its size.
 
     Raises:
-        TypeError: an option or ``now`` that is not a number (``max_bytes``: an int).
-        ValueError: ``max_bytes`` below 1, a negative or non-finite ``max_delay``, a
-            NaN or infinite ``now``; on any method, ``now`` going backwards.
+        TypeError: an option or ``now`` that is not a number (``max_bytes`` and
+            ``max_buffer``: ints).
+        ValueError: ``max_bytes`` below 1, ``max_buffer`` below ``max_bytes``, a
+            negative or non-finite ``max_delay``, a NaN or infinite ``now``; on any
+            method, ``now`` going backwards.
     """
 
     def __init__(
-        self, *, max_bytes: int, max_delay: float, now: float, merge: Merge | None = None
+        self,
+        *,
+        max_bytes: int,
+        max_delay: float,
+        now: float,
+        merge: Merge | None = None,
+        max_buffer: int | None = None,
     ) -> None:
-        if not isinstance(max_bytes, int) or isinstance(max_bytes, bool):
-            raise TypeError(f"Coalescer: max_bytes must be an int, not {max_bytes!r}")
-        if max_bytes < 1:
-            raise ValueError(f"Coalescer: max_bytes must be >= 1, not {max_bytes}")
-        self._max_bytes = max_bytes
+        self._max_bytes = _count("max_bytes", max_bytes, 1)
+        if max_buffer is None:
+            max_buffer = max(DEFAULT_MAX_BUFFER, max_bytes)
+        self._max_buffer = _count("max_buffer", max_buffer, max_bytes)
         self._max_delay = duration("Coalescer: max_delay", max_delay)
         self._merge = merge
         self._clock = Clock("Coalescer", now)
@@ -112,13 +133,17 @@ class Coalescer:
 
         Raises:
             TypeError: ``frame`` is neither bytes nor an Event or Comment.
-            ValueError: bytes that are empty or do not end with a line end (a frame
-                cut in two).
-            LocalProtocolError: an item :func:`~sse_sansio.serialize` refuses.
+            ValueError: bytes that are not whole frames: empty, not ended by a line
+                end, or with a field line after their last blank line (a frame cut in
+                two, such as ``b"data: x\n"``).
+            LocalProtocolError: an item :func:`~sse_sansio.serialize` refuses, or a
+                push that would hold more than ``max_buffer`` bytes (pop when
+                :attr:`deadline` comes).  Nothing changes.
         """
         now = self._clock.read(now, "push")
         if isinstance(frame, (bytes, bytearray, memoryview)):
             data = _whole(bytes(frame))
+            self._check_room(len(data))
             self._seal()
             self._add(data)
         elif isinstance(frame, (Event, Comment)):
@@ -151,20 +176,32 @@ class Coalescer:
 
     def _add_item(self, item: Event | Comment, urgent: bool) -> None:
         if self._merge is None or not isinstance(item, Event) or urgent:
+            data = serialize(item)
+            self._check_room(len(data))
             self._seal()
-            self._add(serialize(item))
+            self._add(data)
             return
         pending = self._pending
         merged = None if pending is None else self._merge.merge(pending[0], item)
         if pending is not None and merged is not None:
             data = serialize(merged)
+            self._check_room(len(data) - len(pending[1]))
             self._size += len(data) - len(pending[1])
             self._pending = (merged, data)
         else:
-            self._seal()
             data = serialize(item)
+            self._check_room(len(data))
+            self._seal()
             self._size += len(data)
             self._pending = (item, data)
+
+    def _check_room(self, growth: int) -> None:
+        """Refuse a push that would take a non-empty hold past max_buffer."""
+        if self._size and self._size + growth > self._max_buffer:
+            raise LocalProtocolError(
+                f"Coalescer.push(): {self._size} bytes are held and {growth} more would "
+                f"pass max_buffer ({self._max_buffer}); pop() when deadline comes"
+            )
 
     def _add(self, data: bytes) -> None:
         self._frames.append(data)
@@ -177,11 +214,43 @@ class Coalescer:
             self._pending = None
 
 
+def _count(name: str, value: int, least: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"Coalescer: {name} must be an int, not {value!r}")
+    if value < least:
+        raise ValueError(f"Coalescer: {name} must be >= {least}, not {value}")
+    return value
+
+
+# A line with its line end (spec: "Lines must be separated by either a U+000D CARRIAGE
+# RETURN U+000A LINE FEED (CRLF) character pair, a single U+000A LINE FEED (LF)
+# character, or a single U+000D CARRIAGE RETURN (CR) character").
+_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)")
+
+
 def _whole(frame: bytes) -> bytes:
+    """``frame`` if it is whole frames: every line ended, and after the last blank line
+    ("If the line is empty (a blank line) -> Dispatch the event") only comments (lines
+    starting with a colon), which belong to no event."""
     if not frame.endswith((b"\n", b"\r")):
         what = "an empty frame" if not frame else f"a frame that ends with {frame[-20:]!r}"
-        raise ValueError(
-            f"Coalescer.push(): {what}; push whole frames (an event and its blank line, "
-            "or a comment line), so that no write ends inside one"
-        )
-    return frame
+    elif _open_event(frame):
+        what = f"a frame whose last event has no blank line: ...{frame[-20:]!r}"
+    else:
+        return frame
+    raise ValueError(
+        f"Coalescer.push(): {what}; push whole frames (an event and its blank line, "
+        "or a comment line), so that no write ends inside one"
+    )
+
+
+def _open_event(frame: bytes) -> bool:
+    """Whether a field line comes after the last blank line of ``frame``."""
+    open_event = False
+    for line in _LINE.finditer(frame):
+        text = line[0].rstrip(b"\r\n")
+        if not text:
+            open_event = False
+        elif not text.startswith(b":"):
+            open_event = True
+    return open_event
