@@ -8,9 +8,12 @@ entirely.
 The fixture is vcrpy's "once" mode for SSE: ``sse_cassette(name, source)`` loads
 ``<folder>/<name>.jsonl`` when it exists; when it does not, it fails the test, unless
 pytest runs with ``--sse-record``, in which case ``source()`` is called for a live
-iterable of chunks, which is recorded (an exception in it becomes the cassette's error
-end), saved and returned.  A cassette once saved is never recorded over: delete the file
-to record it again.  The folder is ``cassettes`` beside the test module, or the
+iterable of chunks, or for a streamed HTTP response whose status and headers are kept
+too (an object with ``status_code`` or ``status`` and ``headers``, read with
+``iter_raw()`` when it has one, else iterated, then closed); the chunks are recorded
+(an exception in them becomes the cassette's error end), saved and returned.  A
+cassette once saved is never recorded over: delete the file to record it again.  The
+folder is ``cassettes`` beside the test module, or the
 ``sse_cassette_dir`` ini setting (relative to the rootdir).
 """
 
@@ -32,7 +35,7 @@ __all__ = ["CassetteFolder", "sse_cassette"]
 # A cassette's name is one file name: no folders, no dots in front.
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
-Source = Callable[[], "Iterable[bytes] | Cassette"]
+Source = Callable[[], Any]  # -> Iterable[bytes] | Cassette | a streamed HTTP response
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,7 +74,10 @@ class CassetteFolder:
         metadata: dict[str, Any] | None = None,
     ) -> Cassette:
         """The cassette ``name``: loaded, or recorded from ``source()`` with
-        ``--sse-record`` (``source()`` may also return a ready Cassette)."""
+        ``--sse-record``.  ``source()`` returns an iterable of chunks, a streamed HTTP
+        response (its status and headers are kept, secrets removed: httpx's
+        ``client.send(request, stream=True)``, ``urllib.request.urlopen()``) or a ready
+        Cassette."""
         # Imported here: a pytest run that never asks for a cassette never loads them.
         from .testing._cassette import Cassette
         from .testing._recording import record
@@ -83,20 +89,41 @@ class CassetteFolder:
             pytest.fail(f"no cassette {path}: run pytest with --sse-record to record it")
         if source is None:
             pytest.fail(f"cannot record the cassette {name!r}: no source was given")
-        chunks = source()
-        if isinstance(chunks, Cassette):
-            cassette = chunks
+        got = source()
+        if isinstance(got, Cassette):
+            cassette = got
         else:
+            chunks, metadata = _body_and_metadata(got, metadata)
             recorder = record(chunks, clock=clock, metadata=metadata)
             try:
                 for _ in recorder:
                     pass
             except Exception:
                 pass  # kept as the cassette's error end
+            finally:
+                close = getattr(got, "close", None)
+                if callable(close):
+                    close()
             cassette = recorder.cassette
         path.parent.mkdir(parents=True, exist_ok=True)
         cassette.save(path)
         return cassette
+
+
+def _body_and_metadata(
+    got: Any, metadata: dict[str, Any] | None
+) -> tuple[Iterable[bytes], dict[str, Any] | None]:
+    """The chunks to record, and the metadata with the response's status and headers
+    when ``got`` is a response (it has an int ``status_code`` or ``status``)."""
+    status = getattr(got, "status_code", getattr(got, "status", None))
+    if not isinstance(status, int) or isinstance(status, bool):
+        return got, metadata  # plain chunks
+    headers = got.headers
+    multi_items = getattr(headers, "multi_items", None)  # httpx: repeated headers apart
+    pairs = multi_items() if callable(multi_items) else list(headers.items())
+    iter_raw = getattr(got, "iter_raw", None)  # httpx: the bytes as they came, undecoded
+    chunks = iter_raw() if callable(iter_raw) else got
+    return chunks, {**(metadata or {}), "status": status, "headers": pairs}
 
 
 @pytest.fixture

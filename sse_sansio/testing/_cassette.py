@@ -9,10 +9,14 @@ format is _cassette_file.py's, redaction is _redaction.py's.
 
 Invariants, checked when a cassette is made: chunks are non-empty bytes, times are
 finite, not negative and never go back, the end comes no earlier than the last chunk,
-only an error end has a message, the metadata is JSON, and its ``headers`` hold none of
-SECRET_HEADERS unless the caller kept them.  A Cassette never changes once made: the
-faults (cut_at, stall_at, rechunk, with_keepalives) and redact() return new ones, and
-every offset they take counts bytes of the whole stream.
+only an error end has a message, the metadata is JSON, its ``status`` (if any) an HTTP
+status code and its ``headers`` (if any) ``[name, value]`` strings that a server can
+send again (no CR, LF or NUL).  from_chunks() also takes the secrets out: the
+SECRET_HEADERS, whether their names come as str or bytes, and in the ``url`` the value
+of every SECRET_QUERY_PARAMETERS and the password, unless the caller keeps them.  A
+Cassette never changes once made: the faults (cut_at, stall_at, rechunk,
+with_keepalives) and redact() return new ones, and every offset they take counts bytes
+of the whole stream.
 """
 
 from __future__ import annotations
@@ -21,13 +25,16 @@ import dataclasses
 import json
 import math
 import os
+import re
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import cycle
 from typing import Any
 
 from ._cassette_file import (
+    TOO_DEEP,
     CassetteError,
     Chunk,
     End,
@@ -42,7 +49,7 @@ from ._cassette_file import (
 )
 from ._redaction import redact as _redact
 
-__all__ = ["SECRET_HEADERS", "Cassette", "RecordedError", "replay"]
+__all__ = ["SECRET_HEADERS", "SECRET_QUERY_PARAMETERS", "Cassette", "RecordedError", "replay"]
 
 # Removed from metadata["headers"] unless the caller keeps them: credentials in either
 # direction (the request's Authorization, Cookie, API keys; the response's Set-Cookie).
@@ -54,8 +61,16 @@ SECRET_HEADERS = frozenset(
         "set-cookie",
         "x-api-key",
         "api-key",
+        "x-goog-api-key",
     }
 )
+
+# Query parameters whose value a recorded ``url`` loses (Gemini's ``?key=``, OAuth's
+# ``access_token``, ...), matched by name without regard to case, after %-decoding.
+SECRET_QUERY_PARAMETERS = frozenset(
+    {"key", "api_key", "apikey", "api-key", "token", "access_token", "client_secret"}
+)
+REDACTED = "REDACTED"
 
 
 class RecordedError(Exception):
@@ -76,7 +91,8 @@ class Cassette:
         end: ``"clean"``, ``"cut"`` or ``"error"``.
         error: The error's message for an ``"error"`` end, else ``None``.
         end_time: When the end was seen, in seconds since the start.
-        metadata: Free JSON data: ``url``, ``status`` and ``headers`` are understood.
+        metadata: Free JSON data: ``url``, ``status`` and ``headers`` are understood
+            (the last two are also :attr:`status` and :attr:`headers`).
     """
 
     chunks: list[Chunk]
@@ -102,18 +118,36 @@ class Cassette:
         """A cassette from ``(seconds, bytes)`` pairs; empty chunks are dropped.
 
         ``end_time`` defaults to the last chunk's time (0 without chunks).  The
-        metadata's ``headers`` (a mapping or ``[name, value]`` pairs) lose the
-        SECRET_HEADERS unless ``keep_secrets`` is true.
+        metadata's ``headers`` (a mapping or ``[name, value]`` pairs, str or bytes,
+        bytes read as latin-1) become ``[name, value]`` strings and lose the
+        SECRET_HEADERS, and its ``url`` loses the values of the
+        SECRET_QUERY_PARAMETERS and its password, unless ``keep_secrets`` is true.
 
         Raises:
             CassetteError: a time that is negative, not finite or goes back, an unknown
-                ``end``, a message without an error end, metadata that is not JSON.
+                ``end``, a message without an error end, metadata that is not JSON, a
+                ``status`` or ``headers`` a server could not send.
         """
         pairs = [(t, bytes(data)) for t, data in chunks if len(data)]
         if end_time is None:
             end_time = pairs[-1][0] if pairs else 0.0
         meta = _clean_metadata(dict(metadata or {}), keep_secrets=keep_secrets)
-        return cls(pairs, end, error, float(end_time), meta)
+        return cls(pairs, end, error, end_time, meta)
+
+    # ---- the response -----------------------------------------------------------------
+
+    @property
+    def status(self) -> int | None:
+        """The recorded response's status code (``metadata["status"]``), None if not
+        recorded (:func:`serve_cassette` then sends 200)."""
+        status: int | None = self.metadata.get("status")
+        return status
+
+    @property
+    def headers(self) -> list[tuple[str, str]]:
+        """The recorded response's headers (``metadata["headers"]``), in order, as
+        ``(name, value)`` pairs; without the secret ones unless they were kept."""
+        return [(name, value) for name, value in self.metadata.get("headers", [])]
 
     # ---- the bytes --------------------------------------------------------------------
 
@@ -242,6 +276,12 @@ class Cassette:
         that fell inside the bytes a rewrite changed moves to the start of the change (so
         no byte comes earlier than recorded), and a chunk left empty is dropped.  The end and the
         metadata are kept.
+
+        Raises:
+            TypeError: ``function`` returned something other than a str.
+            ValueError: ``function`` returned a CR, which would end a data line early
+                and inject a field (an LF is a line of data, written as its own
+                ``data:`` line).
         """
         redacted = _redact(self.data, function, _chunk_ends(self.chunks))
         if redacted is None:
@@ -299,23 +339,78 @@ def _check(cassette: Cassette) -> None:
         if not isinstance(chunk, bytes) or not chunk:
             raise CassetteError(f"a chunk is non-empty bytes, not {chunk!r}")
         previous = check_time(t, previous)
-    check_time(cassette.end_time, previous)
+    end_time = check_time(cassette.end_time, previous)
+    object.__setattr__(cassette, "end_time", end_time)  # a float, whatever was given
     check_end(cassette.end, cassette.error)
     try:
         json.dumps(cassette.metadata, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise CassetteError(f"the metadata is not JSON: {exc}") from None
+    except RecursionError:
+        raise CassetteError(f"the metadata is {TOO_DEEP}") from None
+    _check_response(cassette.metadata)
+
+
+# Characters no header may hold: a server writing them would start another header.
+_UNSENDABLE = re.compile(r"[\r\n\0]")
+
+
+def _check_response(metadata: dict[str, Any]) -> None:
+    """The metadata's ``status`` and ``headers`` are what a server can send again."""
+    status = metadata.get("status")
+    if status is not None and (
+        isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 999
+    ):
+        raise CassetteError(f"the metadata's status is an HTTP status code, not {status!r}")
+    headers = metadata.get("headers", [])
+    if not isinstance(headers, list) or not all(
+        isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
+        for pair in headers
+    ):
+        raise CassetteError("the metadata's headers are a list of [name, value] strings")
+    for name, value in headers:
+        if _UNSENDABLE.search(name) or _UNSENDABLE.search(value):
+            raise CassetteError(f"a header holds CR, LF or NUL: {name!r}: {value!r}")
 
 
 def _clean_metadata(metadata: dict[str, Any], *, keep_secrets: bool) -> dict[str, Any]:
     headers = metadata.get("headers")
-    if headers is None:
-        return metadata
-    pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
-    if not keep_secrets:
-        pairs = [(name, value) for name, value in pairs if name.lower() not in SECRET_HEADERS]
-    metadata["headers"] = [[str(name), str(value)] for name, value in pairs]
+    if headers is not None:
+        pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
+        texts = [(_text(name), _text(value)) for name, value in pairs]
+        if not keep_secrets:
+            texts = [(name, value) for name, value in texts if name.lower() not in SECRET_HEADERS]
+        metadata["headers"] = [[name, value] for name, value in texts]
+    url = metadata.get("url")
+    if isinstance(url, str) and not keep_secrets:
+        metadata["url"] = _clean_url(url)
     return metadata
+
+
+def _text(value: object) -> str:
+    """A header name or value as str: bytes as HTTP sends them, in latin-1."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("latin-1")
+    return str(value)
+
+
+def _clean_url(url: str) -> str:
+    """``url`` with REDACTED for its password and its secret query parameters' values;
+    every other character as it was (the query is not re-encoded)."""
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        userinfo, _, host = netloc.rpartition("@")
+        netloc = f"{userinfo.partition(':')[0]}:{REDACTED}@{host}"
+    query = "&".join(_clean_parameter(p) for p in parts.query.split("&")) if parts.query else ""
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def _clean_parameter(parameter: str) -> str:
+    name = parameter.partition("=")[0]
+    if urllib.parse.unquote_plus(name).lower() in SECRET_QUERY_PARAMETERS:
+        return f"{name}={REDACTED}"
+    return parameter
 
 
 # ---- reading a file, one line at a time ---------------------------------------------

@@ -12,7 +12,9 @@ diffs and reviews like text:
 
 Invariants checked on every line: times are finite, not negative and never go back;
 chunks are never empty; exactly one header, first, and one end, last.  A malformed line
-raises CassetteError naming its number; a line longer than MAX_LINE is refused before it
+raises CassetteError naming its number, whatever is wrong with it (a file is input: a
+time of 400 digits or JSON nested past the parser's depth is a CassetteError too, not
+an OverflowError or a RecursionError); a line longer than MAX_LINE is refused before it
 is parsed, so that reading holds one line at a time (read_records() is a generator: a
 replay from a file needs no more memory than its longest chunk).
 """
@@ -29,6 +31,7 @@ from typing import IO, Any, Literal
 __all__ = [
     "FORMAT",
     "MAX_LINE",
+    "TOO_DEEP",
     "VERSION",
     "CassetteError",
     "Chunk",
@@ -53,6 +56,8 @@ End = Literal["clean", "cut", "error"]
 _ENDS = ("clean", "cut", "error")
 
 Chunk = tuple[float, bytes]
+
+TOO_DEEP = "JSON nested too deep to read"
 
 
 class CassetteError(ValueError):
@@ -89,13 +94,19 @@ def to_line(record: dict[str, Any]) -> str:
 
 
 def check_time(t: object, previous: float) -> float:
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+    if isinstance(t, bool) or not isinstance(t, (int, float)):
+        raise CassetteError(f"a time is a finite number of seconds, not {t!r}")
+    try:
+        seconds = float(t)
+    except OverflowError:  # an int of hundreds of digits: not worth quoting
+        raise CassetteError("a time is a finite number of seconds, not a huge int") from None
+    if not math.isfinite(seconds):
         raise CassetteError(f"a time is a finite number of seconds, not {t!r}")
     if t < 0:
         raise CassetteError(f"a time is not negative: {t!r}")
-    if t < previous:
+    if seconds < previous:
         raise CassetteError(f"the time goes back, from {previous!r} to {t!r}")
-    return float(t)
+    return seconds
 
 
 def check_end(end: object, error: object) -> None:
@@ -161,6 +172,8 @@ def _parse_line(raw: bytes, number: int, previous: float) -> Record:
         record = json.loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise CassetteError(f"not a JSON object: {exc}") from None
+    except RecursionError:
+        raise CassetteError(TOO_DEEP) from None
     if not isinstance(record, dict):
         raise CassetteError(f"not a JSON object: {type(record).__name__}")
     if number == 1:
@@ -183,7 +196,7 @@ def is_header(line: bytes) -> bool:
     """Whether ``line`` is a cassette file's first line (its version unchecked)."""
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(record, dict) and record.get("format") == FORMAT
 

@@ -1,9 +1,10 @@
 """A loopback HTTP server that plays a cassette to real HTTP clients, faults included.
 
 For end-to-end tests of a client (httpx, aiohttp, requests, a raw socket): every request
-on any path gets the cassette's status and headers, then its chunks, each sent as one
-HTTP/1.1 chunk at its recorded time (scaled by ``time_scale``; 0 sends at once), then
-its end:
+on any path gets the cassette's status and headers (``Cassette.status``, 200 if none
+was recorded, and ``Cassette.headers``: a recorded 429 is a 429 again), then its
+chunks, each sent as one HTTP/1.1 chunk at its recorded time (scaled by
+``time_scale``; 0 sends at once), then its end:
 
 - ``"clean"``: the terminating zero-length chunk, the body is complete;
 - ``"cut"`` and ``"error"``: the connection is closed without it, so the client sees a
@@ -79,8 +80,8 @@ class CassetteServer:
         """Send the cassette as the response to one request."""
         self.requests.append(dict(handler.headers.items()))
         cassette = self.cassette
-        handler.send_response(int(cassette.metadata.get("status", 200)))
-        headers = [(str(k), str(v)) for k, v in cassette.metadata.get("headers", [])]
+        handler.send_response(200 if cassette.status is None else cassette.status)
+        headers = cassette.headers
         if not any(name.lower() == "content-type" for name, _ in headers):
             headers.append(("Content-Type", "text/event-stream"))
         for name, value in headers:

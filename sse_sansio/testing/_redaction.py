@@ -8,6 +8,13 @@ line end stay): a line's value that stays keeps its bytes.  The unfinished block
 leaves at the end is redacted too, its data read from its lines the way the parser
 would.
 
+The caller's function is checked: it returns a str, and one without CR, which a parser
+reads as a line end ("a single U+000D CARRIAGE RETURN (CR) character"), so that the
+rewritten line would end early and the rest of the value become a field of its own
+(``id``, ``event``, ``retry``).  LF is allowed: it is what separates the data's lines,
+and each line the new data has is written as a ``data:`` line of its own, so no field
+can come of it.
+
 Then the recorded boundaries are moved to the new bytes: one outside the changed bytes
 keeps its place among the bytes around it; one inside them moves to the start of the
 change, so no byte is delivered earlier than it was recorded.
@@ -49,6 +56,7 @@ _LINE = re.compile(rb"([^\r\n]*)(\r\n|\n|\r|\Z)")
 def _redactions(data: bytes, function: Callable[[str], str]) -> Iterator[_Edit]:
     """The line edits that redact ``data``: for each event whose data changes, and for
     the unfinished block a cut leaves at the end."""
+    function = _checked(function)
     conn = Connection(errors="replace", max_event_size=None)
     conn.receive_data(data)
     conn.receive_data(b"")
@@ -67,6 +75,23 @@ def _redactions(data: bytes, function: Callable[[str], str]) -> Iterator[_Edit]:
         new = function(old)
         if new != old:
             yield from _rewrite_block(data, done, len(data), new)
+
+
+def _checked(function: Callable[[str], str]) -> Callable[[str], str]:
+    """``function``, refusing a result that is not a str or that holds a CR."""
+
+    def checked(old: str) -> str:
+        new = function(old)
+        if not isinstance(new, str):
+            raise TypeError(f"redact(): the function returns a str, not {type(new).__name__}")
+        if "\r" in new:
+            raise ValueError(
+                "redact(): the function returned data holding CR, which would end the "
+                f"data line early and inject a field: {new[:80]!r}"
+            )
+        return new
+
+    return checked
 
 
 def _lines(data: bytes, start: int, stop: int) -> list[re.Match[bytes]]:
