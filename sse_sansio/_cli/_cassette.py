@@ -12,14 +12,22 @@ read-feed-print loop (``_run.run``) reads:
 - ``--record FILE`` wraps the input (a live stream, a file, a replay) and writes each
   chunk to the cassette as it is read, then the end when the loop ends, however it
   ends: ``"clean"`` at the end of the input, ``"error"`` when a read failed, ``"cut"``
-  when reading stopped early (a protocol error, Ctrl-C).
+  when reading stopped early (a protocol error, Ctrl-C, a SIGTERM).
 
-Invariant: the loop reads through ``read1``/``read`` exactly as it reads a plain file,
-so every other option behaves the same on a cassette.
+Invariants: the loop reads through ``read1``/``read`` exactly as it reads a plain file,
+so every other option behaves the same on a cassette.  Recording never destroys a file:
+FILE the input itself (the same file by device and inode, a symlink or standard input
+included) is refused with status 2 before anything is opened for writing; the cassette
+is written to ``FILE.partial-<pid>`` beside it and renamed over FILE only once its end
+record is written, so until then FILE is as it was, and a write that fails (a full
+disk) removes the partial file and leaves FILE alone.  Only SIGKILL or a power cut
+leaves the partial file behind (never FILE truncated).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from collections.abc import Callable
 from typing import IO, Any
@@ -94,18 +102,20 @@ class _Replay:
 
 class _Recording:
     """A binary reader that writes what it reads from ``source`` to a cassette file as
-    it goes, one line per chunk: memory stays bounded however long the input runs, and
-    the file holds every chunk read even if the process is killed (then without its end
-    record, which a reader reports)."""
+    it goes, one line per chunk, to a partial file renamed to ``path`` at the end:
+    memory stays bounded however long the input runs, and ``path`` is either the old
+    file or a whole cassette."""
 
     def __init__(self, source: Any, clock: Callable[[], float], path: str) -> None:
         self._read = getattr(source, "read1", source.read)
         self._clock = clock
         self._start = clock()
         self._last = 0.0
-        self._file = open(path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
-        self._write(header_record({}))
+        self._path = path
+        self._partial = f"{path}.partial-{os.getpid()}"
         self._ended = False
+        self._file = open(self._partial, "x", encoding="utf-8", newline="\n")  # noqa: SIM115
+        self._write(header_record({}))
 
     def _now(self) -> float:
         # Microseconds, as record() keeps them; a clock that went back is no time.
@@ -113,8 +123,24 @@ class _Recording:
         return self._last
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._file.write(to_line(record))
-        self._file.flush()
+        try:
+            self._file.write(to_line(record))
+            self._file.flush()
+        except OSError as exc:
+            self._abandon()
+            raise OSError(
+                exc.errno,
+                f"cannot write the cassette ({exc.strerror or exc}): {self._path} is left as "
+                "it was",
+            ) from exc
+
+    def _abandon(self) -> None:
+        """Give the recording up: remove the partial file; the old one stays."""
+        self._ended = True
+        with contextlib.suppress(OSError):  # the buffer that failed fails again here
+            self._file.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self._partial)
 
     def read(self, size: int) -> bytes:
         try:
@@ -131,11 +157,26 @@ class _Recording:
     read1 = read
 
     def close(self, end: End = "cut", error: str | None = None) -> None:
-        """Write the end record (once) and close the file."""
+        """Write the end record (once), close the file and rename it into place."""
         if not self._ended:
-            self._ended = True
             self._write(end_record(end, error, self._now()))
-            self._file.close()
+            self._ended = True
+            try:
+                os.fsync(self._file.fileno())
+                self._file.close()
+                os.replace(self._partial, self._path)
+            except OSError:
+                self._abandon()
+                raise
+
+
+def _same_file(source: IO[bytes], path: str) -> bool:
+    """Whether ``path`` names the file ``source`` reads (by device and inode)."""
+    try:
+        read, written = os.fstat(source.fileno()), os.stat(path)
+    except (AttributeError, OSError, ValueError):  # no such file, or not a real file
+        return False
+    return (read.st_dev, read.st_ino) == (written.st_dev, written.st_ino)
 
 
 def _is_cassette(source: IO[bytes]) -> bool:
@@ -174,6 +215,9 @@ def run_input(
         return EXIT_USAGE
     recording = None
     if record is not None:
+        if _same_file(source, record):
+            error(f"--record {record} is the input {name}: recording would destroy it")
+            return EXIT_USAGE
         reader = recording = _Recording(reader, options.get("clock", clock), record)
     try:
         status = run(reader, out, **options)

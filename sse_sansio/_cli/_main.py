@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +26,9 @@ from ._run import (
     EXIT_INTERRUPTED,
     EXIT_IO_ERROR,
     EXIT_STATUSES,
+    EXIT_TERMINATED,
     MAX_CHUNK_SIZE,
+    Terminated,
     error,
 )
 
@@ -148,6 +152,24 @@ def _quiet_stdout() -> None:
     os.close(devnull)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def _on_sigterm(recording: bool) -> Callable[[], None]:
+    """While recording, make SIGTERM unwind like Ctrl-C, so that the cassette gets its
+    end and its rename; return what puts the old handler back.  (Only the main thread
+    may set a handler; elsewhere, as in a test's thread, nothing changes.)"""
+    if not recording or threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    old = signal.signal(signal.SIGTERM, _terminate)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, old)
+
+    return restore
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m sse_sansio`` and the ``sse-sansio`` script."""
     args = _parser().parse_args(argv)
@@ -170,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         error("standard output is closed")
         return EXIT_IO_ERROR
     options.update(name=args.file, record=args.record, pace=args.pace)
+    restore = _on_sigterm(args.record is not None)
     try:
         if args.file == "-":
             stdin = getattr(sys.stdin, "buffer", None)
@@ -187,3 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_IO_ERROR
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except Terminated:
+        return EXIT_TERMINATED
+    finally:
+        restore()

@@ -44,6 +44,7 @@ from sse_sansio.llm import Outcome, Tracker
 
 __all__ = [
     "EXIT_STATUSES",
+    "Terminated",
     "error",
     "item_to_json",
     "run",
@@ -59,6 +60,14 @@ EXIT_NOT_A_STREAM = 6
 EXIT_IO_ERROR = 74  # EX_IOERR, sysexits.h
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
+
+class Terminated(BaseException):
+    """A SIGTERM, raised where the program was (while recording): like Ctrl-C, it
+    unwinds every ``finally`` (the recording ends as a cut) and no ``except Exception``
+    takes it for a failed read."""
+
 
 EXIT_STATUSES = (
     (EXIT_CLEAN, "the stream ended cleanly"),
