@@ -10,7 +10,7 @@ every socket and file.  Standard library only.
 from ._client._feeding import READ_SIZE, TruncatedStreamError, aiter_events, iter_events
 from ._client._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
 from ._client._response import ResponseCheck, ResponseError, check_response
-from ._errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from ._errors import LocalProtocolError, ProtocolError, RemoteProtocolError, StreamCut
 from ._events import (
     Comment,
     DataPiece,
@@ -30,6 +30,7 @@ from ._receive._implementation import IMPLEMENTATION, Connection
 from ._resume._replay import AsyncReplayWindow, ReplayWindow, Resume
 from ._resume._replay_store import AsyncReplayStore, MemoryStore, ReplayStore, StoreSnapshot
 from ._serializer import serialize
+from ._serve._server_stream import ServerStream
 from ._version import __version__
 
 __all__ = [
@@ -63,10 +64,12 @@ __all__ = [
     "ResponseCheck",
     "ResponseError",
     "Resume",
+    "ServerStream",
     "SkippedEvent",
     "Stop",
     "StopCause",
     "StoreSnapshot",
+    "StreamCut",
     "TruncatedStreamError",
     "Verdict",
     "Watchdog",

@@ -11,10 +11,17 @@
 # state is unchanged.
 #
 # The base class ProtocolError exists to be caught, not raised, as in h11.
+#
+# StreamCut is the odd one out: nobody misbehaved in the bytes.  A producer raises it
+# to say "this stream was cut, pass the cut on" (an upstream reset, a failed model
+# call), and the serving adapters end the response without its proper end.  It is a
+# ProtocolError, not a ConnectionError: ``except ProtocolError`` catches every error of
+# sse_sansio, and servers treat an OSError raised while writing as their client
+# going away, which would turn a cut into a silent, clean-looking disconnect.
 
 from __future__ import annotations
 
-__all__ = ["LocalProtocolError", "ProtocolError", "RemoteProtocolError"]
+__all__ = ["LocalProtocolError", "ProtocolError", "RemoteProtocolError", "StreamCut"]
 
 
 class ProtocolError(Exception):
@@ -53,6 +60,21 @@ class RemoteProtocolError(ProtocolError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild_remote, (self.args[0], self.offset))
+
+
+class StreamCut(ProtocolError):
+    """The stream was cut: end the response as a cut, not as a clean end.
+
+    Raise it from the source of a served stream (:class:`~sse_sansio.ServerStream`'s
+    adapters) to make the client see a cut, the body stopped without its proper end,
+    so that it knows the answer is incomplete and may resume; the adapters log it in
+    one line, without a traceback.
+    """
+
+    __module__ = "sse_sansio"
+
+    def __init__(self, msg: str = "the stream was cut") -> None:
+        super().__init__(msg)
 
 
 def _rebuild_remote(msg: str, offset: int) -> RemoteProtocolError:

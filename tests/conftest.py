@@ -137,6 +137,8 @@ RUN_ONCE: dict[str, str] = {
     "test_replay_redis": "the Redis replay store",
     "test_replay_finished": "the replay window's end",
     "test_replay_redis_finished": "the Redis replay store's end",
+    "test_server_stream": "the sending side writes bytes, parses none",
+    "test_asgi": "the ASGI adapter's messages, compared as bytes",
     "test_response": "the response checks",
     "test_response_shapes": "the response checks",
     "test_resumption_live": "a live server",

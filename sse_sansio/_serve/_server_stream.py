@@ -1,0 +1,279 @@
+# The sending side of one streamed response, sans-I/O: h2's ``data_to_send()`` for SSE.
+#
+# The caller owns the socket and the clock.  It hands items in with send(), asks
+# data_to_send(now) what to write, and sleeps until ``deadline`` (or until it sends
+# again); nothing here waits, reads a clock or touches an event loop.
+#
+# Invariants (property-tested in tests/serve/test_server_stream.py):
+# - The bytes handed out are the serialized items, whole and in the order sent (a
+#   resume's replay first where it was asked), with keepalive comments between two
+#   frames only: the concatenation parses back to the items sent.
+# - A keepalive is handed out only once ``keepalive`` seconds passed with nothing
+#   handed out (``first_byte`` seconds before the first real frame), and never when
+#   queued frames could go instead: real bytes keep a connection alive just as well.
+# - Coalescing (``coalesce_delay`` > 0) holds frames at most ``coalesce_delay``
+#   seconds; they go at once when they reach ``coalesce_bytes``, when an urgent frame
+#   (or an event with ``retry``: the client must not wait for it) joins them, and at
+#   the end.  With ``coalesce_delay`` = 0 every frame is due when it is sent.
+# - Memory: the queue holds at most ``max_buffer`` bytes plus one frame.  A frame that
+#   would take a non-empty queue past ``max_buffer`` turns the stream "slow": the queue
+#   is dropped and nothing more is queued, since the consumer is not reading; an
+#   adapter closes the connection, and the client resumes from the window, where send()
+#   still appends every event.  A frame sent to an empty queue never makes it slow:
+#   the consumer had no chance to fall behind.
+# - States: "open" -> "ended" | "cut" (end(); what is queued still goes out, then
+#   nothing) and "open" -> "slow" (for good: a later end() changes nothing).
+#
+# Why not the Coalescer and its own queue: the stream must count and drop *everything*
+# not yet handed out, not only what coalescing holds, and its send path is meant to
+# stay near an f-string plus a list append (issue 33); the Coalescer's merge hook and
+# its clock check per push are work this path does not need.  The keepalive comment
+# and its rules (the first-byte phase, padding) are the KeepalivePlanner's, reused.
+
+from __future__ import annotations
+
+from typing import Literal
+
+from sse_sansio._clock import Clock, duration, seconds
+from sse_sansio._errors import LocalProtocolError
+from sse_sansio._events import Comment, Event
+from sse_sansio._health._keepalive import KeepalivePlanner
+from sse_sansio._resume._replay import ReplayWindow, Resume
+from sse_sansio._serializer import serialize
+
+__all__ = ["ServerStream", "State"]
+
+State = Literal["open", "ended", "cut", "slow"]
+
+_INFINITY = float("inf")
+
+
+class ServerStream:
+    """One client's sending state: queued frames, keepalives, coalescing; no I/O.
+
+    Hand items in with :meth:`send`; write what :meth:`data_to_send` returns, and
+    call it again when :attr:`deadline` comes or after the next :meth:`send`.  When
+    the producer is done, :meth:`end` the stream (``cut=True`` to pass a cut on), write
+    what is left, then close the response: cleanly for ``"ended"``, without its proper
+    end (no last chunk, or a closed connection) for ``"cut"`` and ``"slow"``.
+
+    Args:
+        now: The time on your clock (a monotonic one, such as ``time.monotonic()``).
+        keepalive: Seconds of silence after which a keepalive comment is written
+            (> 0), or None for none.
+        first_byte: Seconds of silence allowed before the first real frame, when that
+            wait needs its own interval (> 0; needs ``keepalive``).
+        padding: The size to pad each keepalive comment to, for buffering proxies (0
+            to 65536; needs ``keepalive`` when not 0).
+        coalesce_bytes: With ``coalesce_delay``, the size at which held frames go at
+            once (0: no size bound below ``max_buffer``).
+        coalesce_delay: The longest a frame is held to be written with the next ones,
+            in seconds (0, the default: no coalescing).
+        max_buffer: The bytes queued beyond which the consumer is too slow (>= 1).
+        window: A :class:`~sse_sansio.ReplayWindow`: every event sent is appended to
+            it and gets its ID, and :meth:`resume` replays from it.
+
+    Raises:
+        TypeError: an option or ``now`` of the wrong type.
+        ValueError: an option out of range; on any method, ``now`` going backwards.
+    """
+
+    def __init__(
+        self,
+        *,
+        now: float,
+        keepalive: float | None = None,
+        first_byte: float | None = None,
+        padding: int = 0,
+        coalesce_bytes: int = 0,
+        coalesce_delay: float = 0.0,
+        max_buffer: int = 1048576,
+        window: ReplayWindow | None = None,
+    ) -> None:
+        self._clock = Clock("ServerStream", now)
+        self._planner = _planner(keepalive, first_byte, padding, now)
+        self._hold = duration("ServerStream: coalesce_delay", coalesce_delay)
+        self._burst = _count("coalesce_bytes", coalesce_bytes, 0) or _INFINITY
+        self._max_buffer = _count("max_buffer", max_buffer, 1)
+        self._window = window
+        self._frames: list[bytes] = []
+        self._size = 0
+        self._due_at: float | None = None  # when the queued frames are due
+        self._state: State = "open"
+
+    @property
+    def state(self) -> State:
+        """``"open"``, ``"ended"``, ``"cut"``, or ``"slow"`` (the consumer fell behind
+        by more than ``max_buffer`` bytes: close its connection)."""
+        return self._state
+
+    @property
+    def buffered(self) -> int:
+        """The bytes queued and not yet handed out by :meth:`data_to_send`."""
+        return self._size
+
+    @property
+    def deadline(self) -> float | None:
+        """The next time :meth:`data_to_send` can return something new (queued frames
+        coming due, or a keepalive), or None when only a :meth:`send` can change that."""
+        due = self._due_at
+        if self._state != "open" or self._planner is None:
+            return due
+        keepalive = self._planner.deadline
+        return keepalive if due is None or keepalive < due else due
+
+    def send(
+        self, item: Event | Comment | bytes, now: float, *, urgent: bool = False
+    ) -> str | None:
+        """Queue ``item``; ``urgent``: write it, and what is held before it, at once.
+
+        ``item`` is an :class:`~sse_sansio.Event`, a :class:`~sse_sansio.Comment`, or
+        whole serialized frames as bytes (without a window only: they would bypass
+        it).  With a window, an event is appended to it first and sent with the ID it
+        assigns.  On a ``"slow"`` stream nothing is queued, but events still go into
+        the window, for the client to resume from.
+
+        Returns:
+            The ID the event was sent with (None for a comment, bytes, or an event
+            without an ID).
+
+        Raises:
+            LocalProtocolError: the stream was ended; an item :func:`serialize` or the
+                window refuses; bytes with a window.
+            TypeError: ``item`` is none of the above.
+            ValueError: bytes that are empty or do not end with a line end.
+        """
+        now = self._clock.read(now, "send")
+        if self._state in ("ended", "cut"):
+            raise LocalProtocolError(f"send() after end(): the stream is {self._state}")
+        if isinstance(item, Event):
+            if self._window is not None:
+                item = self._window.append(item)
+            frame = serialize(item)
+            ident = item.id or None
+            urgent = urgent or item.retry is not None
+        else:
+            frame = self._frame(item)
+            ident = None
+        if self._state == "open":
+            self._queue(frame, now, urgent)
+        return ident
+
+    def data_to_send(self, now: float) -> bytes:
+        """The bytes to write now: due frames, or a keepalive; ``b""`` when nothing."""
+        now = self._clock.read(now, "data_to_send")
+        planner = self._planner
+        due_at = self._due_at
+        if due_at is not None:
+            keepalive_due = planner is not None and planner.deadline <= now
+            if due_at <= now or keepalive_due:
+                return self._hand_out(now)
+        if planner is not None and self._state == "open":
+            return planner.due(now) or b""
+        return b""
+
+    def end(self, now: float, *, cut: bool = False) -> None:
+        """The producer is done: a clean end, or with ``cut=True`` a cut to pass on.
+
+        What is queued is due at once; then :meth:`data_to_send` returns ``b""`` for
+        good.  A ``"slow"`` stream stays ``"slow"``.  The window is the producer's, not
+        this client's: close it yourself (:meth:`ReplayWindow.close`).
+
+        Raises:
+            LocalProtocolError: the stream was already ended.
+        """
+        now = self._clock.read(now, "end")
+        if self._state in ("ended", "cut"):
+            raise LocalProtocolError(f"end() twice: the stream is already {self._state}")
+        if self._state == "slow":
+            return
+        self._state = "cut" if cut else "ended"
+        if self._due_at is not None:
+            self._due_at = min(self._due_at, now)
+
+    def resume(self, last_event_id: str, now: float) -> Resume:
+        """Answer a reconnecting client's ``Last-Event-ID`` from the window.
+
+        Queues the events to replay (``resume.events``, due at once), and, when the
+        producer already finished (``resume.finished``), ends the stream (as a cut if
+        the producer was cut): nothing will follow.  What to send for a ``"gap"`` or an
+        ``"unknown"`` ID beyond that is your protocol's to say (see :class:`Resume`).
+
+        Raises:
+            LocalProtocolError: no window, or the stream is not open.
+        """
+        now = self._clock.read(now, "resume")
+        if self._window is None:
+            raise LocalProtocolError("resume() needs a window: ServerStream(window=...)")
+        if self._state != "open":
+            raise LocalProtocolError(f"resume() on a stream that is {self._state}")
+        resume = self._window.resume(last_event_id)
+        if resume.events:
+            # One frame: the replay is already in memory, and a long one must not make
+            # the stream "slow" before its consumer could read a byte.
+            self._queue(b"".join(map(serialize, resume.events)), now, True)
+        if resume.finished:
+            self.end(now, cut=resume.cut)
+        return resume
+
+    def _frame(self, item: Comment | bytes) -> bytes:
+        if isinstance(item, Comment):
+            return serialize(item)
+        if not isinstance(item, (bytes, bytearray, memoryview)):
+            raise TypeError(f"send() takes an Event, a Comment or bytes, not {item!r}")
+        if self._window is not None:
+            raise LocalProtocolError(
+                "send() with a window takes Events and Comments: bytes would bypass it"
+            )
+        frame = bytes(item)
+        if not frame.endswith((b"\n", b"\r")):
+            raise ValueError(
+                f"send(): bytes must be whole frames, ending with a line end: {frame[-20:]!r}"
+            )
+        return frame
+
+    def _queue(self, frame: bytes, now: float, urgent: bool) -> None:
+        size = self._size + len(frame)
+        if self._size and size > self._max_buffer:
+            self._frames.clear()
+            self._size = 0
+            self._due_at = None
+            self._state = "slow"
+            return
+        self._frames.append(frame)
+        self._size = size
+        due_at = self._due_at
+        if due_at is None:
+            due_at = now + self._hold
+        if (urgent or size >= self._burst) and now < due_at:
+            due_at = now
+        self._due_at = due_at
+
+    def _hand_out(self, now: float) -> bytes:
+        out = b"".join(self._frames)
+        self._frames.clear()
+        self._size = 0
+        self._due_at = None
+        if self._planner is not None:
+            self._planner.sent(now)
+        return out
+
+
+def _planner(
+    keepalive: float | None, first_byte: float | None, padding: int, now: float
+) -> KeepalivePlanner | None:
+    interval = seconds("ServerStream: keepalive", keepalive, positive=True)
+    if interval is None:
+        if first_byte is not None or padding != 0:
+            raise ValueError("ServerStream: first_byte and padding shape keepalives; set keepalive")
+        return None
+    first = seconds("ServerStream: first_byte", first_byte, positive=True)
+    return KeepalivePlanner(interval=interval, first_byte=first, padding=padding, now=now)
+
+
+def _count(name: str, value: int, least: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"ServerStream: {name} must be an int, not {value!r}")
+    if value < least:
+        raise ValueError(f"ServerStream: {name} must be >= {least}, not {value}")
+    return value

@@ -1,0 +1,11 @@
+"""sse_sansio.aiohttp: serve an event stream from an aiohttp handler.
+
+``return await serve(request, source)``: see :doc:`serving`.  Importing this module
+imports aiohttp; ``import sse_sansio`` does not import this module.
+"""
+
+from __future__ import annotations
+
+from sse_sansio._serve._aiohttp import serve
+
+__all__ = ["serve"]

@@ -1,0 +1,12 @@
+"""sse_sansio.asgi: serve an event stream from any ASGI framework.
+
+:class:`EventStreamResponse` is a plain ASGI application, and a Starlette ``Response``
+where Starlette is installed: return it from a Starlette endpoint or a FastAPI path
+operation.  See :doc:`serving`.  ``import sse_sansio`` does not import this module.
+"""
+
+from __future__ import annotations
+
+from sse_sansio._serve._asgi import EventStreamResponse
+
+__all__ = ["EventStreamResponse"]
