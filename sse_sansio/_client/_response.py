@@ -13,7 +13,10 @@
 # is not a stream is the best clue to what went wrong (an API's JSON error, a login page,
 # gzip bytes the client did not decode), so ResponseCheck.error() takes its first bytes
 # and describe_body() names them and shows their start, escaped and bounded: a wrong
-# response may be endless, binary or hostile, and it goes into a log line.
+# response may be endless, binary or hostile, and it goes into a log line.  The same
+# holds for the headers a reason quotes (a 10 MB Content-Type gives a reason of a few
+# hundred characters), and headers that are not text (a None value, an int name) are a
+# TypeError naming them, not an AttributeError from inside.
 #
 # No I/O: the caller reads the status, the headers and at most a chunk of the body.
 
@@ -40,6 +43,9 @@ Action = Literal["stream", "stop", "fail"]
 # RFC 9110, 5.5: "optional whitespace" around a field value is SP and HTAB, and only
 # those: str.strip() would also take Unicode spaces such as U+0085 and U+00A0.
 _HTTP_WHITESPACE = " \t"
+
+# How many characters of a header value a reason quotes; the rest is counted.
+QUOTED_CHARS = 100
 
 
 class ResponseError(ProtocolError):
@@ -135,7 +141,8 @@ def check_response(status: int, headers: Headers, *, decoded: bool = False) -> R
         A :class:`ResponseCheck`.
 
     Raises:
-        TypeError: ``status`` is not an int.
+        TypeError: ``status`` is not an int, or a header's name or value is neither
+            ``str`` nor ``bytes`` (a ``None`` value, say).
     """
     if isinstance(status, bool) or not isinstance(status, int):
         raise TypeError(f"status must be an int, not {type(status).__name__}")
@@ -153,7 +160,7 @@ def check_response(status: int, headers: Headers, *, decoded: bool = False) -> R
         got = _status_reason(status, location)
         return decide("fail", f"expected 200 text/event-stream, got {got}")
     if essence != "text/event-stream":
-        got = repr(content_type) if content_type else "none"
+        got = _quoted(content_type) if content_type else "none"
         return decide(
             "fail",
             f"expected Content-Type text/event-stream, got {got}: not an event stream "
@@ -164,11 +171,12 @@ def check_response(status: int, headers: Headers, *, decoded: bool = False) -> R
     if not decoded and any(c != "identity" for c in codings):
         return decide(
             "fail",
-            f"the body is encoded (Content-Encoding: {encoding}) and would reach the parser "
+            f"the body is encoded (Content-Encoding: {_cut(encoding)}) and would reach the "
+            "parser "
             "undecoded: feed decoded bytes (httpx: iter_bytes(), not iter_raw(); pass "
             "decoded=True) or send Accept-Encoding: identity",
         )
-    return decide("stream", f"200 {content_type}")
+    return decide("stream", f"200 {_cut(content_type)}")
 
 
 def _header(headers: Headers, name: str) -> str:
@@ -180,11 +188,38 @@ def _header(headers: Headers, name: str) -> str:
     """
     values = []
     for key, value in _pairs(headers):
-        key_text = key.decode("latin-1") if isinstance(key, bytes) else key
+        key_text = _text(key, "name", key)
+        text = _text(value, "value", key)
         if key_text.lower() == name:
-            text = value.decode("latin-1") if isinstance(value, bytes) else value
             values.append(text.strip(_HTTP_WHITESPACE))
     return ", ".join(values)
+
+
+def _text(field: object, what: str, name: object) -> str:
+    """A header's name or value as str (bytes as latin-1); TypeError for anything else."""
+    if isinstance(field, str):
+        return field
+    if isinstance(field, bytes):
+        return field.decode("latin-1")
+    shown = _quoted(name) if isinstance(name, (str, bytes)) else repr(name)
+    raise TypeError(
+        f"check_response(): a header {what} is str or bytes, not {type(field).__name__} "
+        f"(header {shown})"
+    )
+
+
+def _quoted(value: str | bytes) -> str:
+    """``repr(value)``, but of its first QUOTED_CHARS only, the rest counted."""
+    if len(value) <= QUOTED_CHARS:
+        return repr(value)
+    return f"{value[:QUOTED_CHARS]!r}... ({len(value) - QUOTED_CHARS} more characters)"
+
+
+def _cut(value: str) -> str:
+    """``value``, but its first QUOTED_CHARS only, the rest counted."""
+    if len(value) <= QUOTED_CHARS:
+        return value
+    return f"{value[:QUOTED_CHARS]}... ({len(value) - QUOTED_CHARS} more characters)"
 
 
 def _pairs(headers: Headers) -> Iterable[tuple[str | bytes, str | bytes]]:
@@ -201,7 +236,7 @@ def _pairs(headers: Headers) -> Iterable[tuple[str | bytes, str | bytes]]:
 def _status_reason(status: int, location: str) -> str:
     """The status with what it usually means for a stream request."""
     if 300 <= status < 400:
-        where = f"to {location!r}" if location else "without a Location header"
+        where = f"to {_quoted(location)}" if location else "without a Location header"
         return f"{status}, a redirect {where} that was not followed (follow redirects?)"
     hints = {
         401: "unauthorized: check the credentials (API key, token)",
