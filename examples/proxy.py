@@ -10,7 +10,11 @@ Comments are forwarded in both modes.
 Every request gets an answer: a malformed one (a NUL in a header, a ``Last-Event-ID``
 that is not UTF-8) a 400, one whose upstream fails before streaming a 502 that says why.
 The ``Last-Event-ID`` header is UTF-8 (a browser resuming after the event ``id: café``
-sends it so): its bytes go upstream unchanged.
+sends it so): its bytes go upstream unchanged.  Upstream's response is judged by
+``check_response()``: not 200 ``text/event-stream`` is a 502, and so is a compressed
+body (``Content-Encoding: gzip``, ...), which the proxy would parse as garbage: it asks
+for ``Accept-Encoding: identity``, and an upstream that compresses anyway is refused
+with a 502 that says so, never passed through undecoded.
 
 An upstream cut (its connection drops before the end of its body, or its body ends
 mid-event) must not look like a clean end.  The client's body is chunked, so the proxy
@@ -50,6 +54,7 @@ from sse_sansio import (
     EndOfStream,
     Event,
     LocalProtocolError,
+    check_response,
     serialize,
 )
 
@@ -124,7 +129,11 @@ class ProxyHandler(socketserver.BaseRequestHandler):
         # ---- ask upstream and relay: any failure is a 502, or a cut once streaming ---------
         try:
             host, port = self.server.upstream
-            headers = [(b"Host", f"{host}:{port}".encode()), (b"Accept", b"text/event-stream")]
+            headers = [
+                (b"Host", f"{host}:{port}".encode()),
+                (b"Accept", b"text/event-stream"),
+                (b"Accept-Encoding", b"identity"),  # the parser reads the bytes as sent
+            ]
             headers += [(b"Last-Event-ID", raw_resume)] if raw_resume else []
             http = h11.Connection(our_role=h11.CLIENT)
             with socket.create_connection(self.server.upstream, timeout=60) as up:
@@ -153,12 +162,14 @@ class ProxyHandler(socketserver.BaseRequestHandler):
         response = _next(http, up)
         if not isinstance(response, h11.Response):  # closed, or a 1xx we did not ask for
             raise ConnectionAbortedError(f"upstream sent no response: {response!r}")
-        content_type = dict(response.headers).get(b"content-type", b"").decode("latin-1")
-        if response.status_code != 200 or content_type.split(";")[0].strip() != "text/event-stream":
+        # Not 200 text/event-stream, or compressed (the parser reads raw bytes): a 502.
+        check = check_response(response.status_code, response.headers)
+        if not check.streams:
             body = b""  # at most 1 KiB of it, to say what went wrong
             while len(body) < 1024 and isinstance(event := _next(http, up), h11.Data):
                 body += event.data
-            self.reply(502, f"upstream answered {response.status_code} {content_type}: {body!r}")
+            got = f"{response.status_code} {check.content_type}"
+            self.reply(502, f"upstream answered {got}: {check.error(body)}")
             return
         headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]
         self.send(h11.Response(status_code=200, reason=b"OK", headers=headers))
