@@ -9,5 +9,6 @@ out, keepalives, backpressure, disconnects); ``_asgi.py`` (``sse_sansio.asgi``) 
 framework only inside themselves, so that ``import sse_sansio`` imports none.
 
 What it may import: the top-level vocabulary, ``_health`` (the keepalive planner) and
-``_resume`` (the replay window); never ``_client`` or ``_cli``.
+``_resume`` (the replay window); ``_receive`` and ``llm`` too, for a relay that parses
+an upstream (issue 33); never ``_client`` or ``_cli``.
 """
