@@ -7,8 +7,12 @@ cut off from one process reconnects to another with ``Last-Event-ID`` and gets e
 event exactly once, in order.  A fresh client gets the priming event first (an ID and
 empty data, with ``retry``, as MCP's Streamable HTTP transport asks); a client whose ID
 fell out of the window, or is not this answer's, gets a ``reset`` event and the end of
-the response.  ``read_answer()`` is the client: a ``ReconnectPlanner`` that tries the
-ports in turn, as a load balancer would.  Plain asyncio and redis-py (``sse_sansio[redis]``).
+the response.  Redis failing in the middle of a response (a restart, a lost
+connection) ends that response as a cut, a reset connection, never as a clean end of a
+body that is not complete: the client reconnects with its ``Last-Event-ID`` and
+resumes, and the server logs one line.  ``read_answer()`` is the client: a
+``ReconnectPlanner`` that tries the ports in turn, as a load balancer would.  Plain
+asyncio and redis-py (``sse_sansio[redis]``).
 
 Run a Redis server, two server processes, a producer, then the client::
 
@@ -28,6 +32,7 @@ import itertools
 import json
 import re
 import socket
+import struct
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -121,6 +126,13 @@ async def handle(
         await stream_answer(AsyncReplayWindow(store), fields.get("last-event-id", ""), send)
     except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
         pass  # the client went away
+    except redis.RedisError as exc:
+        # The body is close-delimited: closing would end it cleanly, as if the answer
+        # were complete.  A reset (SO_LINGER 0) is a cut: the client resumes where it was.
+        print(f"Redis failed mid-response, cut: {type(exc).__name__}: {exc}", file=sys.stderr)
+        linger = struct.pack("ii", 1, 0)
+        writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+        writer.transport.abort()
     finally:
         writer.close()
         with contextlib.suppress(ConnectionError):
