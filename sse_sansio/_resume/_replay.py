@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from sse_sansio._clock import seconds
 from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Event
 
@@ -225,7 +226,13 @@ class AsyncReplayWindow:
 
     async def resume(self, last_event_id: str, *, wait: float | None = None) -> Resume:
         """As :meth:`ReplayWindow.resume`; with ``wait`` (seconds), a valid ID with no
-        event after it yet waits that long for one (Redis ``XREAD BLOCK``)."""
+        event after it yet waits that long for one (Redis ``XREAD BLOCK``).
+
+        Raises:
+            TypeError: ``wait`` is not a number.
+            ValueError: ``wait`` is negative, NaN or infinite (checked before any read).
+        """
+        wait = seconds("wait", wait)
         asked = _parse(last_event_id)
         after = None if asked is None else asked[1]
         resume = _judge(asked, await self._store.read(after))
