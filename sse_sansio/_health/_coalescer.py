@@ -135,7 +135,7 @@ class Coalescer:
             TypeError: ``frame`` is neither bytes nor an Event or Comment.
             ValueError: bytes that are not whole frames: empty, not ended by a line
                 end, or with a field line after their last blank line (a frame cut in
-                two, such as ``b"data: x\n"``).
+                two, such as ``b"data: x\\n"``).
             LocalProtocolError: an item :func:`~sse_sansio.serialize` refuses, or a
                 push that would hold more than ``max_buffer`` bytes (pop when
                 :attr:`deadline` comes).  Nothing changes.
