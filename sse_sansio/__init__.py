@@ -25,6 +25,7 @@ from ._excerpt import describe_body
 from ._health._coalescer import Coalescer
 from ._health._keepalive import KeepalivePlanner
 from ._health._watchdog import Verdict, Watchdog
+from ._public import publish as _publish
 from ._receive._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, NeedData, OptInItem
 from ._receive._implementation import IMPLEMENTATION, Connection
 from ._resume._replay import AsyncReplayWindow, ReplayWindow, Resume
@@ -80,3 +81,10 @@ __all__ = [
     "iter_events",
     "serialize",
 ]
+
+# Every class and function above is named by this face, not by the private module that
+# defines it: repr(), tracebacks and pickles show sse_sansio.Event, and a pickle made
+# today survives any move inside the house (_public.py says why).  The compiled core's
+# Connection, a heap type whose spec names sse_sansio._receive._core.Connection, is
+# named here too (its type is mutable); it refuses pickle and copy anyway.
+_publish(globals(), __all__, __name__)

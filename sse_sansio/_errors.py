@@ -21,26 +21,32 @@
 
 from __future__ import annotations
 
+import copyreg
+
 __all__ = ["LocalProtocolError", "ProtocolError", "RemoteProtocolError", "StreamCut"]
 
 
 class ProtocolError(Exception):
     """Base class of sse_sansio's errors; catch it, don't raise it."""
 
-    # Tracebacks and reprs name the public path, not this private module; the
-    # subclasses set it too (a class attribute is not inherited as a module).
-    __module__ = "sse_sansio"
-
     def __init__(self, msg: str) -> None:
         if type(self) is ProtocolError:
             raise TypeError("tried to raise ProtocolError directly; raise a subclass")
         super().__init__(msg)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Pickle and copy rebuild the error as it is, whatever its constructor asks
+        # for (RemoteProtocolError's keyword-only offset, say): ``cls.__new__(cls,
+        # *args)`` sets the message, then its attributes (offset, check, a note added
+        # by add_note()...) come back from its __dict__.  BaseException's own reduce
+        # calls ``cls(*args)``, which a subclass's constructor refuses.  A pickle names
+        # the public class only (copyreg.__newobj__ is written as NEWOBJ from protocol
+        # 2 on), never a helper of this private module.
+        return (copyreg.__newobj__, (type(self), *self.args), self.__dict__ or None)
+
 
 class LocalProtocolError(ProtocolError):
     """The caller misused the API or asked for an invalid item; no state changed."""
-
-    __module__ = "sse_sansio"
 
 
 class RemoteProtocolError(ProtocolError):
@@ -52,14 +58,9 @@ class RemoteProtocolError(ProtocolError):
             byte beyond the size limit.
     """
 
-    __module__ = "sse_sansio"
-
     def __init__(self, msg: str, *, offset: int) -> None:
         super().__init__(msg)
         self.offset = offset
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_remote, (self.args[0], self.offset))
 
 
 class StreamCut(ProtocolError):
@@ -71,11 +72,5 @@ class StreamCut(ProtocolError):
     one line, without a traceback.
     """
 
-    __module__ = "sse_sansio"
-
     def __init__(self, msg: str = "the stream was cut") -> None:
         super().__init__(msg)
-
-
-def _rebuild_remote(msg: str, offset: int) -> RemoteProtocolError:
-    return RemoteProtocolError(msg, offset=offset)

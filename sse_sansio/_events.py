@@ -147,8 +147,11 @@ class _Item(tuple):  # type: ignore[type-arg]
     __lt__ = __le__ = __gt__ = __ge__ = _unordered
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickle and copy through the unchecked constructor with every slot.
-        return (_rebuild, (type(self), tuple(self)))
+        # Pickle and copy through the unchecked constructor with every slot, metadata
+        # included: ``tuple.__new__(cls, values)``.  A pickle names only public paths,
+        # the class (sse_sansio.Event) and builtins' tuple.__new__, so moving this
+        # module breaks no pickle (sse_sansio._public).
+        return (tuple.__new__, (type(self), tuple(self)))
 
     def __repr__(self) -> str:
         names = self._repr_fields
@@ -156,10 +159,6 @@ class _Item(tuple):  # type: ignore[type-arg]
         return f"{type(self).__name__}({inner})"
 
     _repr_fields: tuple[str, ...] = ()
-
-
-def _rebuild(cls: type[_Item], values: tuple[Any, ...]) -> _Item:
-    return new_event(cls, values)
 
 
 class Event(_Item):
@@ -190,7 +189,6 @@ class Event(_Item):
     """
 
     __slots__ = ()
-    __module__ = "sse_sansio"
     # Positional class patterns (``case Event(t, d)``) and, because the class says how it
     # matches, keyword ones for pyright too, which otherwise treats a tuple subclass as
     # the builtin tuple and allows only one positional sub-pattern.
@@ -238,7 +236,6 @@ class Comment(_Item):
     """
 
     __slots__ = ()
-    __module__ = "sse_sansio"
     __match_args__ = ("text",)
     _n_values = 1
     _repr_fields = __match_args__
@@ -276,7 +273,6 @@ class EndOfStream(_Item):
     """
 
     __slots__ = ()
-    __module__ = "sse_sansio"
     __match_args__ = ("partial_line", "partial_event")
     _n_values = 2
     _repr_fields = __match_args__
@@ -322,7 +318,6 @@ class SkippedEvent(_Item):
     """
 
     __slots__ = ()
-    __module__ = "sse_sansio"
     __match_args__ = ("type", "id", "size")
     _n_values = 3
     _repr_fields = __match_args__
@@ -361,7 +356,6 @@ class DataPiece(_Item):
     """
 
     __slots__ = ()
-    __module__ = "sse_sansio"
     __match_args__ = ("text",)
     _n_values = 1
     _repr_fields = __match_args__
@@ -384,7 +378,6 @@ class PiecedEvent(_Item):
     """
 
     __slots__ = ()
-    __module__ = "sse_sansio"
     __match_args__ = ("type", "id", "retry")
     _n_values = 3
     _repr_fields = __match_args__
@@ -423,7 +416,6 @@ class Diagnostic(_Item):
     """
 
     __slots__ = ()
-    __module__ = "sse_sansio"
     __match_args__ = ("code", "message")
     _n_values = 2
     _repr_fields = __match_args__

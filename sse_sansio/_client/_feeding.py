@@ -75,13 +75,7 @@ class TruncatedStreamError(RemoteProtocolError):
             offset=offset,
         )
         self.end_of_stream = end_of_stream
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_truncated, (self.end_of_stream, self.offset))
-
-
-def _rebuild_truncated(end_of_stream: EndOfStream, offset: int) -> TruncatedStreamError:
-    return TruncatedStreamError(end_of_stream, offset=offset)
+        # Pickled as every ProtocolError is: message, offset and end_of_stream kept.
 
 
 class _BinaryReader(Protocol):

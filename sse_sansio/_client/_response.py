@@ -67,9 +67,7 @@ class ResponseError(ProtocolError):
         super().__init__(message)
         self.check = check
         self.body = bytes(body)
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (ResponseError, (self.check, self.body))
+        # Pickled as every ProtocolError is: message, check and body kept.
 
 
 @dataclass(frozen=True)

@@ -76,3 +76,9 @@ def generic(terminal: str, *, error: str | None = None, json: bool = False) -> D
         A fresh dialect for one :class:`Tracker` (it is used up with the stream).
     """
     return Generic(terminal, error, json)
+
+
+# Every class and function of __all__ is named by this face (sse_sansio/_public.py).
+from sse_sansio._public import publish as _publish  # noqa: E402 (appended: the face's last act)
+
+_publish(globals(), __all__, __name__)

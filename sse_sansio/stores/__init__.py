@@ -9,6 +9,12 @@ this package imports nothing of redis-py itself (you pass the client), and
 
 from __future__ import annotations
 
+from sse_sansio._public import publish as _publish
+
 from ._redis import AsyncRedisStreamStore, RedisStreamStore
 
 __all__ = ["AsyncRedisStreamStore", "RedisStreamStore"]
+
+
+# Every class and function of __all__ is named by this face (sse_sansio/_public.py).
+_publish(globals(), __all__, __name__)

@@ -42,6 +42,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from sse_sansio._errors import RemoteProtocolError
 from sse_sansio._events import EndOfStream, ReceivedItem
+from sse_sansio._public import publish as _publish
 from sse_sansio._receive._connection import NEED_DATA
 from sse_sansio._receive._implementation import Connection
 
@@ -418,3 +419,7 @@ def _describe_next(run: _Run, n: int) -> str:
     if run.error is not None:
         return f"the error {run.error!r}"
     return "nothing more"
+
+
+# Every class and function of __all__ is named by this face (sse_sansio/_public.py).
+_publish(globals(), __all__, __name__)
