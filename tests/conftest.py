@@ -150,6 +150,12 @@ RUN_ONCE: dict[str, str] = {
     "test_stream_health_proxy": "the stream-health proxy example",
     "test_typing": "type checking",
     "test_typing_options": "type checking",
+    "test_cassette_hostile": "cassettes against hostile input",
+    "test_cli_record_safety": "the command line's --record file handling",
+    "test_response_hostile": "the response checks",
+    "test_health_hostile": "the stream-health state machines",
+    "test_resume_wait": "the replay window's wait",
+    "test_example_hostile": "examples run on live sockets",
 }
 
 
