@@ -42,7 +42,8 @@ class ProtocolError(Exception):
         # calls ``cls(*args)``, which a subclass's constructor refuses.  A pickle names
         # the public class only (copyreg.__newobj__ is written as NEWOBJ from protocol
         # 2 on), never a helper of this private module.
-        return (copyreg.__newobj__, (type(self), *self.args), self.__dict__ or None)
+        newobj = copyreg.__newobj__  # type: ignore[attr-defined]  # (not in typeshed)
+        return (newobj, (type(self), *self.args), self.__dict__ or None)
 
 
 class LocalProtocolError(ProtocolError):
