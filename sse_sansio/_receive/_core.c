@@ -505,6 +505,48 @@ fail_size(Conn *c)
                                         c->limit, c->deadline));
 }
 
+/* The exception being raised, taken: the error indicator is cleared and the exception
+ * returned (a new reference, an instance, its traceback on it), or NULL if none was
+ * set.  restore_raised() raises it again (stealing the reference).  CPython 3.12 has
+ * PyErr_GetRaisedException() and PyErr_SetRaisedException(), and deprecates
+ * PyErr_Fetch() and PyErr_Restore(), which 3.10 and 3.11 still need: the one place
+ * either is called. */
+#if PY_VERSION_HEX >= 0x030C0000
+static PyObject *
+take_raised(void)
+{
+    return PyErr_GetRaisedException();
+}
+
+static void
+restore_raised(PyObject *exc)
+{
+    PyErr_SetRaisedException(exc);
+}
+#else
+static PyObject *
+take_raised(void)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL && value != NULL) {
+        PyException_SetTraceback(value, tb);
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+}
+
+static void
+restore_raised(PyObject *exc)
+{
+    if (exc != NULL) {
+        PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+    }
+}
+#endif
+
 /* Invalid UTF-8 starts at p (stream offset `at`): CPython's decoder gives the reason.
  * Four bytes are enough for it to see the whole bad sequence or the end of the data. */
 static PyObject *
@@ -519,15 +561,11 @@ fail_utf8(Conn *c, const char *what, const char *p, Py_ssize_t avail, Py_ssize_t
     if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
         return NULL;
     }
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *exc = take_raised();
     Py_ssize_t start = 0;
-    PyObject *reason = PyUnicodeDecodeError_GetReason(value);
-    int bad = reason == NULL || PyUnicodeDecodeError_GetStart(value, &start) < 0;
-    Py_XDECREF(type);
-    Py_XDECREF(value);
-    Py_XDECREF(tb);
+    PyObject *reason = PyUnicodeDecodeError_GetReason(exc);
+    int bad = reason == NULL || PyUnicodeDecodeError_GetStart(exc, &start) < 0;
+    Py_XDECREF(exc);
     if (bad) {
         Py_XDECREF(reason);
         return NULL;
@@ -546,15 +584,10 @@ record_failure(Conn *c)
     if (c->error_message != NULL || c->failure != NULL) {
         return;
     }
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (tb != NULL && value != NULL) {
-        PyException_SetTraceback(value, tb);
-    }
-    c->failure = Py_XNewRef(value);
+    PyObject *exc = take_raised();
+    c->failure = Py_XNewRef(exc);
     c->plain = 0;
-    PyErr_Restore(type, value, tb);
+    restore_raised(exc);
 }
 
 /* ------------------------------------------------------------------ items */
