@@ -26,6 +26,8 @@
 # - _raw.py: keep_raw's bookkeeping.
 # - _modes.py: on_oversize="skip" and piece_size, for a block that the parser hands
 #   over as it grows near the limit or piece_size (the rest of its lines go there).
+# - _options.py: the options as type checkers see them, declared once for Connection,
+#   the feeding helpers and the planner, and which of them opt into more item types.
 #
 # Invariants kept here:
 # - receive_data() only queues (a copy of a bytearray or memoryview) in the connection's
@@ -47,16 +49,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, ClassVar, Generic, Literal, NoReturn, overload
 
 from sse_sansio._errors import LocalProtocolError, RemoteProtocolError
-from sse_sansio._events import (
-    AnyItem,
-    Comment,
-    DataPiece,
-    Diagnostic,
-    EndOfStream,
-    Event,
-    PiecedEvent,
-    SkippedEvent,
-)
+from sse_sansio._events import AnyItem, Comment, EndOfStream, Event
 from sse_sansio._need_data import NEED_DATA, NeedData
 
 from ._comment_count import CommentCounter
@@ -67,6 +60,7 @@ from ._contract import (
     check_options,
 )
 from ._interpret import DEFAULT_TUNING, Tuning, parse
+from ._options import OptInItem
 from ._raw import RawBytes
 from ._stream import ChunkQueue, StreamState
 
@@ -86,14 +80,16 @@ __all__ = [
 # Comment, EndOfStream or NEED_DATA, and nothing else.  A connection made with
 # on_oversize, piece_size or diagnostics is Connection[OptInItem]: it may also return
 # those items, so a type checker checks the branches that handle them instead of
-# calling them unreachable.  __init__'s overloads pick the parameter from the options;
-# a bare ``Connection`` in an annotation means Connection[Never] (the TypeVar's
-# default).  The type parameter exists for checkers only: the compiled class is not
-# generic, so write ``Connection[...]`` in annotations (under ``from __future__ import
-# annotations``), not in code that runs.
-OptInItem = SkippedEvent | DataPiece | PiecedEvent | Diagnostic
+# calling them unreachable.  __init__'s two overloads pick the parameter from the
+# options, typed once in _options.py (which says how); a bare ``Connection`` in an
+# annotation means Connection[Never] (the TypeVar's default).  The type parameter
+# exists for checkers only: the compiled class is not generic, so write
+# ``Connection[...]`` in annotations (under ``from __future__ import annotations``),
+# not in code that runs.
 if TYPE_CHECKING:
-    from typing_extensions import Never, TypeVar
+    from typing_extensions import Never, TypeVar, Unpack
+
+    from ._options import ClassicOptions, OptInOptions
 
     _Extra = TypeVar("_Extra", bound=OptInItem, covariant=True, default=Never)
 else:
@@ -197,31 +193,9 @@ class PyConnection(Generic[_Extra]):
     _tuning: ClassVar[Tuning] = DEFAULT_TUNING
 
     @overload
-    def __init__(
-        self: PyConnection[Never],
-        *,
-        errors: Literal["strict", "replace"] = ...,
-        last_event_id: str = ...,
-        max_event_size: int | None = ...,
-        keep_raw: bool = ...,
-        on_oversize: Literal["error"] = ...,
-        piece_size: None = ...,
-        diagnostics: Literal[False] = ...,
-        count_comments: bool = ...,
-    ) -> None: ...
+    def __init__(self: PyConnection[Never], **options: Unpack[ClassicOptions]) -> None: ...
     @overload
-    def __init__(
-        self: PyConnection[OptInItem],
-        *,
-        errors: Literal["strict", "replace"] = ...,
-        last_event_id: str = ...,
-        max_event_size: int | None = ...,
-        keep_raw: bool = ...,
-        on_oversize: Literal["error", "skip"] = ...,
-        piece_size: int | None = ...,
-        diagnostics: bool = ...,
-        count_comments: bool = ...,
-    ) -> None: ...
+    def __init__(self: PyConnection[OptInItem], **options: Unpack[OptInOptions]) -> None: ...
     def __init__(
         self,
         *,
