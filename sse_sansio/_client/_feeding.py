@@ -37,13 +37,13 @@ from collections.abc import (
     Generator,
     Iterable,
 )
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
 
 from sse_sansio._errors import RemoteProtocolError
 from sse_sansio._events import AnyItem, Comment, EndOfStream, Event
 from sse_sansio._need_data import NEED_DATA
-from sse_sansio._receive._connection import OptInItem
 from sse_sansio._receive._implementation import Connection
+from sse_sansio._receive._options import OptInItem
 
 __all__ = ["READ_SIZE", "TruncatedStreamError", "aiter_events", "iter_events"]
 
@@ -86,9 +86,11 @@ Chunk = bytes | bytearray | memoryview
 Chunks = Iterable[Chunk] | _BinaryReader
 AsyncChunks = AsyncIterable[Chunk]
 EndOfStreamMode = Literal["raise", "yield"]
-# Typing: the items a given connection adds to Event and Comment (see _connection.py).
-_X = TypeVar("_X", bound=OptInItem)
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from sse_sansio._receive._options import Added, ClassicOptions, OptInOptions
+
     # Any connection (the parameter is covariant).  For checkers only: the compiled
     # class has the same API but takes no subscript at run time.
     AnyConnection = Connection[OptInItem]
@@ -162,34 +164,31 @@ def _check_mode(end_of_stream: str) -> None:
         raise ValueError(f'end_of_stream must be "raise" or "yield", not {end_of_stream!r}')
 
 
+# Typing: for each end_of_stream, three overloads: classic options, a connection made
+# elsewhere (its type parameter passed on; no options beside it, as at run time), opt-in
+# options.  _receive/_options.py declares the options and says how they narrow.
 @overload
 def iter_events(
     chunks: Chunks,
     *,
     connection: None = ...,
     end_of_stream: Literal["raise"] = ...,
-    on_oversize: Literal["error"] = ...,
-    piece_size: None = ...,
-    diagnostics: Literal[False] = ...,
-    **connection_options: Any,
+    **connection_options: Unpack[ClassicOptions],
 ) -> Generator[Event | Comment, None, None]: ...
 @overload
 def iter_events(
     chunks: Chunks,
     *,
-    connection: Connection[_X],
+    connection: Connection[Added],
     end_of_stream: Literal["raise"] = ...,
-) -> Generator[Event | Comment | _X, None, None]: ...
+) -> Generator[Event | Comment | Added, None, None]: ...
 @overload
 def iter_events(
     chunks: Chunks,
     *,
     connection: None = ...,
     end_of_stream: Literal["raise"] = ...,
-    on_oversize: Literal["error", "skip"] = ...,
-    piece_size: int | None = ...,
-    diagnostics: bool = ...,
-    **connection_options: Any,
+    **connection_options: Unpack[OptInOptions],
 ) -> Generator[Event | Comment | OptInItem, None, None]: ...
 @overload
 def iter_events(
@@ -197,28 +196,22 @@ def iter_events(
     *,
     connection: None = ...,
     end_of_stream: Literal["yield"],
-    on_oversize: Literal["error"] = ...,
-    piece_size: None = ...,
-    diagnostics: Literal[False] = ...,
-    **connection_options: Any,
+    **connection_options: Unpack[ClassicOptions],
 ) -> Generator[Event | Comment | EndOfStream, None, None]: ...
 @overload
 def iter_events(
     chunks: Chunks,
     *,
-    connection: Connection[_X],
+    connection: Connection[Added],
     end_of_stream: Literal["yield"],
-) -> Generator[Event | Comment | _X | EndOfStream, None, None]: ...
+) -> Generator[Event | Comment | Added | EndOfStream, None, None]: ...
 @overload
 def iter_events(
     chunks: Chunks,
     *,
     connection: None = ...,
     end_of_stream: Literal["yield"],
-    on_oversize: Literal["error", "skip"] = ...,
-    piece_size: int | None = ...,
-    diagnostics: bool = ...,
-    **connection_options: Any,
+    **connection_options: Unpack[OptInOptions],
 ) -> Generator[Event | Comment | OptInItem | EndOfStream, None, None]: ...
 def iter_events(
     chunks: Chunks,
@@ -322,28 +315,22 @@ def aiter_events(
     *,
     connection: None = ...,
     end_of_stream: Literal["raise"] = ...,
-    on_oversize: Literal["error"] = ...,
-    piece_size: None = ...,
-    diagnostics: Literal[False] = ...,
-    **connection_options: Any,
+    **connection_options: Unpack[ClassicOptions],
 ) -> AsyncGenerator[Event | Comment, None]: ...
 @overload
 def aiter_events(
     async_chunks: AsyncChunks,
     *,
-    connection: Connection[_X],
+    connection: Connection[Added],
     end_of_stream: Literal["raise"] = ...,
-) -> AsyncGenerator[Event | Comment | _X, None]: ...
+) -> AsyncGenerator[Event | Comment | Added, None]: ...
 @overload
 def aiter_events(
     async_chunks: AsyncChunks,
     *,
     connection: None = ...,
     end_of_stream: Literal["raise"] = ...,
-    on_oversize: Literal["error", "skip"] = ...,
-    piece_size: int | None = ...,
-    diagnostics: bool = ...,
-    **connection_options: Any,
+    **connection_options: Unpack[OptInOptions],
 ) -> AsyncGenerator[Event | Comment | OptInItem, None]: ...
 @overload
 def aiter_events(
@@ -351,28 +338,22 @@ def aiter_events(
     *,
     connection: None = ...,
     end_of_stream: Literal["yield"],
-    on_oversize: Literal["error"] = ...,
-    piece_size: None = ...,
-    diagnostics: Literal[False] = ...,
-    **connection_options: Any,
+    **connection_options: Unpack[ClassicOptions],
 ) -> AsyncGenerator[Event | Comment | EndOfStream, None]: ...
 @overload
 def aiter_events(
     async_chunks: AsyncChunks,
     *,
-    connection: Connection[_X],
+    connection: Connection[Added],
     end_of_stream: Literal["yield"],
-) -> AsyncGenerator[Event | Comment | _X | EndOfStream, None]: ...
+) -> AsyncGenerator[Event | Comment | Added | EndOfStream, None]: ...
 @overload
 def aiter_events(
     async_chunks: AsyncChunks,
     *,
     connection: None = ...,
     end_of_stream: Literal["yield"],
-    on_oversize: Literal["error", "skip"] = ...,
-    piece_size: int | None = ...,
-    diagnostics: bool = ...,
-    **connection_options: Any,
+    **connection_options: Unpack[OptInOptions],
 ) -> AsyncGenerator[Event | Comment | OptInItem | EndOfStream, None]: ...
 def aiter_events(
     async_chunks: AsyncChunks,

@@ -61,12 +61,12 @@ import socket
 from collections.abc import AsyncGenerator, Collection, Generator
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from sse_sansio._errors import LocalProtocolError, RemoteProtocolError
 from sse_sansio._events import Comment, Event
-from sse_sansio._receive._connection import OptInItem
 from sse_sansio._receive._implementation import Connection
+from sse_sansio._receive._options import OptInItem
 
 from ._feeding import (
     AsyncChunks,
@@ -77,6 +77,11 @@ from ._feeding import (
     iter_events,
 )
 from ._response import Headers, ResponseCheck, ResponseError, check_response
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from sse_sansio._receive._options import ClassicOptions, OptInOptions
 
 __all__ = ["AttemptEnd", "Reconnect", "ReconnectPlanner", "Stop", "StopCause"]
 
@@ -366,24 +371,12 @@ class ReconnectPlanner:
         self._started = True
         return self._next_attempt(now, 0.0, "the first attempt")
 
+    # Typing: one overload per kind of options (_receive/_options.py says how they
+    # narrow), here and for events() and aevents().
     @overload
-    def connection(
-        self,
-        *,
-        on_oversize: Literal["error"] = ...,
-        piece_size: None = ...,
-        diagnostics: Literal[False] = ...,
-        **connection_options: Any,
-    ) -> Connection: ...
+    def connection(self, **connection_options: Unpack[ClassicOptions]) -> Connection: ...
     @overload
-    def connection(
-        self,
-        *,
-        on_oversize: Literal["error", "skip"] = ...,
-        piece_size: int | None = ...,
-        diagnostics: bool = ...,
-        **connection_options: Any,
-    ) -> Connection[OptInItem]: ...
+    def connection(self, **connection_options: Unpack[OptInOptions]) -> Connection[OptInItem]: ...
     def connection(self, **connection_options: Any) -> Connection[OptInItem]:
         """A :class:`Connection` for this attempt, resuming from :attr:`last_event_id`.
 
@@ -415,10 +408,7 @@ class ReconnectPlanner:
         headers: Headers | None = ...,
         *,
         decoded: bool = ...,
-        on_oversize: Literal["error"] = ...,
-        piece_size: None = ...,
-        diagnostics: Literal[False] = ...,
-        **connection_options: Any,
+        **connection_options: Unpack[ClassicOptions],
     ) -> Generator[Event | Comment, None, None]: ...
     @overload
     def events(
@@ -428,10 +418,7 @@ class ReconnectPlanner:
         headers: Headers | None = ...,
         *,
         decoded: bool = ...,
-        on_oversize: Literal["error", "skip"] = ...,
-        piece_size: int | None = ...,
-        diagnostics: bool = ...,
-        **connection_options: Any,
+        **connection_options: Unpack[OptInOptions],
     ) -> Generator[Event | Comment | OptInItem, None, None]: ...
     def events(
         self,
@@ -467,10 +454,7 @@ class ReconnectPlanner:
         headers: Headers | None = ...,
         *,
         decoded: bool = ...,
-        on_oversize: Literal["error"] = ...,
-        piece_size: None = ...,
-        diagnostics: Literal[False] = ...,
-        **connection_options: Any,
+        **connection_options: Unpack[ClassicOptions],
     ) -> AsyncGenerator[Event | Comment, None]: ...
     @overload
     def aevents(
@@ -480,10 +464,7 @@ class ReconnectPlanner:
         headers: Headers | None = ...,
         *,
         decoded: bool = ...,
-        on_oversize: Literal["error", "skip"] = ...,
-        piece_size: int | None = ...,
-        diagnostics: bool = ...,
-        **connection_options: Any,
+        **connection_options: Unpack[OptInOptions],
     ) -> AsyncGenerator[Event | Comment | OptInItem, None]: ...
     async def aevents(
         self,
