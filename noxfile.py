@@ -39,6 +39,7 @@ C_SOURCES = (
     "sse_sansio/_receive/_core_utf8.h",
     "sse_sansio/_receive/_core_scan.h",
     "sse_sansio/_receive/_core_decode.h",
+    "sse_sansio/_receive/_core_fields.h",
     "sse_sansio/_receive/_core_modes.h",
     "tests/fuzz/core_fuzzer.c",
 )

@@ -89,7 +89,14 @@ class OptionalBuildExt(build_ext):
 def _extensions() -> list[Extension]:
     if _flag("SSE_SANSIO_NO_EXTENSIONS") or platform.python_implementation() != "CPython":
         return []
-    headers = ["_core_buffer.h", "_core_utf8.h", "_core_scan.h", "_core_decode.h", "_core_modes.h"]
+    headers = [
+        "_core_buffer.h",
+        "_core_utf8.h",
+        "_core_scan.h",
+        "_core_decode.h",
+        "_core_fields.h",
+        "_core_modes.h",
+    ]
     depends = [f"sse_sansio/_receive/{name}" for name in headers]
     return [
         Extension("sse_sansio._receive._core", ["sse_sansio/_receive/_core.c"], depends=depends)

@@ -30,9 +30,10 @@
  * The files, one translation unit (so the compiler inlines across them, as the hot
  * path needs): this one (the connection, its failure and items, the default walker,
  * the methods, the module), _core_buffer.h (byte buffers), _core_utf8.h (UTF-8
- * validation), _core_scan.h (the byte loops: line ends, checked copies) and
- * _core_modes.h (the opt-in modes).  Layout: .clang-format (PEP 7),
- * checked by `nox -s lint`.
+ * validation), _core_scan.h (the byte loops: line ends, checked copies),
+ * _core_decode.h (UTF-8 into a str), _core_fields.h (the field rules, each written
+ * once and called by both walkers: _fields.py's twin) and _core_modes.h (the opt-in
+ * modes).  Layout: .clang-format (PEP 7), checked by `nox -s lint`.
  *
  * The opt-in modes (on_oversize="skip", piece_size, diagnostics=True) run in a second
  * walker, parse_modes() (_core_modes.h), which follows _modes.py step
@@ -45,11 +46,13 @@
  * does, so that pieces, error offsets and messages are the pure core's; the BOM
  * look-ahead and, with diagnostics, the once-per-stream sniff of the first line join
  * short chunks at the start as the pure core does.  Complete field lines of a block
- * that is kept go through process_line() and dispatch(), the default path's own.  The
- * per-byte and per-line work is C; a Diagnostic's code and message come from the
- * classifiers of _diagnostics.py, called only for a line C found ignored (a field not
- * event/data/id/retry, an id holding NUL, a retry not all digits), a block without
- * data, and the first line.  The default path pays one flag test in next_event().
+ * that is kept go through process_line() and dispatch(), the default path's own; the
+ * lines of a skipped block and the diagnostics' judgements use the same field rules
+ * (_core_fields.h).  The per-byte and per-line work is C; a Diagnostic's code and
+ * message come from the classifiers of _diagnostics.py, called only for a line C found
+ * ignored (a field not event/data/id/retry, an id holding NUL, a retry not all
+ * digits), a block without data, and the first line.  The default path pays one flag
+ * test in next_event().
  *
  * One contract: the option checks and their messages, the default limit and the
  * refusals that do not depend on the stream are _contract.py's, read at import (as
@@ -694,6 +697,10 @@ ssize(Py_ssize_t n)
     return PyLong_FromSsize_t(n);
 }
 
+/* ------------------------------------------------------------------ the field rules */
+
+#include "_core_fields.h"
+
 /* ------------------------------------------------------------------ lines */
 
 /* The data buffer of a block with more than one data line, as the event's data (see
@@ -731,11 +738,7 @@ dispatch(Conn *c, Py_ssize_t end, PyObject **out)
         }
         return 0;
     }
-    /* Spec: "Set the last event ID string of the event source to the value of the last
-     * event ID buffer." */
-    if (c->id_buffer != c->last_event_id) {
-        Py_SETREF(c->last_event_id, Py_NewRef(c->id_buffer));
-    }
+    set_last_event_id(c);
     int got = 0;
     if (c->has_data) {
         /* Spec: the data buffer without its last LF (the values joined with LF); the
@@ -749,8 +752,7 @@ dispatch(Conn *c, Py_ssize_t end, PyObject **out)
         if (c->has_data == 1) {
             c->event_data = NULL;
         }
-        if (set_slot(item, 1, data) < 0 ||
-            set_slot(item, 0, Py_NewRef(c->event_type ? c->event_type : c->st->str_message)) < 0 ||
+        if (set_slot(item, 1, data) < 0 || set_slot(item, 0, Py_NewRef(event_type_of(c))) < 0 ||
             set_slot(item, 2, Py_NewRef(c->id_buffer)) < 0 ||
             set_slot(item, 3, Py_NewRef(c->block_retry ? c->block_retry : Py_None)) < 0 ||
             set_slot(item, 4, ssize(c->event_start)) < 0 || set_slot(item, 5, ssize(end)) < 0 ||
@@ -773,122 +775,11 @@ dispatch(Conn *c, Py_ssize_t end, PyObject **out)
     return got;
 }
 
-/* A block's first value, decoded where it lay (has_data 1), moves to the data buffer,
- * which then holds the values joined with LF (has_data 2 or 3).  0 or -1. */
-static int
-data_to_buffer(Conn *c)
-{
-    if (c->has_data != 1) {
-        return 0;
-    }
-    Py_ssize_t len;
-    const char *first = PyUnicode_AsUTF8AndSize(c->event_data, &len);
-    if (first == NULL || buf_append(&c->data, first, len) < 0) {
-        return -1;
-    }
-    c->has_data = PyUnicode_IS_ASCII(c->event_data) ? 2 : 3;
-    Py_CLEAR(c->event_data);
-    return 0;
-}
-
 /* The cut data line's bytes so far, its line end left out. */
 static inline Py_ssize_t
 cut_len(Conn *c)
 {
     return c->cut_skip + c->data.len - c->cut_from;
-}
-
-/* Spec: "If the field name is "data": Append the field value to the data buffer, then
- * append a single U+000A LINE FEED (LF) character."  The first value is decoded where it
- * lies (most events have one data line); a second one starts the byte buffer, with
- * has_data 2 while all of it is ASCII (dispatch then copies it into the string, no
- * decoding) and 3 once it is not.  In strict mode each later value is checked as it is
- * copied (v[0:n] starts at stream offset `at`), and only there: a line is read once. */
-LINE_HELPER int
-append_data(Conn *c, const char *v, Py_ssize_t n, Py_ssize_t at)
-{
-    if (c->has_data == 0) {
-        c->event_data = decode(c, v, n);
-        if (c->event_data == NULL) {
-            return -1;
-        }
-        c->has_data = 1;
-        return 0;
-    }
-    if (data_to_buffer(c) < 0) {
-        return -1;
-    }
-    if (buf_reserve(&c->data, n + 1) < 0) {
-        return -1;
-    }
-    c->data.p[c->data.len] = '\n';
-    int ascii = 1;
-    Py_ssize_t bad =
-        copy_checked(c->data.p + c->data.len + 1, (const unsigned char *)v, n, c->strict, &ascii);
-    if (bad >= 0) {
-        fail_utf8(c, "invalid UTF-8", v + bad, n - bad, at + bad);
-        return -1;
-    }
-    c->data.len += n + 1;
-    if (!ascii) {
-        c->has_data = 3;
-    }
-    return 0;
-}
-
-/* Spec: "If the field name is "retry": If the field value consists of only ASCII
- * digits, then interpret the field value as an integer in base ten, and set the event
- * stream's reconnection time to that integer.  Otherwise, ignore the field."  The rule
- * of _fields.retry_value(): the empty value is ignored; leading zeros are dropped; more
- * than c->st->retry_max_digits significant digits (or more than int() accepts) clamp to
- * c->st->retry_max. */
-LINE_HELPER int
-set_retry(Conn *c, const char *v, Py_ssize_t n)
-{
-    if (n == 0) {
-        return 0;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (v[i] < '0' || v[i] > '9') {
-            return 0;
-        }
-    }
-    while (n > 1 && v[0] == '0') {
-        v++;
-        n--;
-    }
-    PyObject *value;
-    if (n <= 18) {
-        long long x = 0;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            x = x * 10 + (v[i] - '0');
-        }
-        value = PyLong_FromLongLong(x);
-    }
-    else if (n > c->st->retry_max_digits) {
-        value = Py_NewRef(c->st->retry_max);
-    }
-    else {
-        char *z = PyMem_Malloc((size_t)n + 1);
-        if (z == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        memcpy(z, v, (size_t)n);
-        z[n] = '\0';
-        value = PyLong_FromString(z, NULL, 10);
-        PyMem_Free(z);
-        if (value == NULL && PyErr_ExceptionMatches(PyExc_ValueError)) {
-            PyErr_Clear(); /* sys.set_int_max_str_digits() lowered the limit */
-            value = Py_NewRef(c->st->retry_max);
-        }
-    }
-    if (value == NULL) {
-        return -1;
-    }
-    Py_XSETREF(c->retry, Py_NewRef(value));
-    Py_XSETREF(c->block_retry, value);
-    return 0;
 }
 
 /* Strict mode: fail if the line p[0:n] (from stream offset `start`) is not UTF-8. */
@@ -989,65 +880,31 @@ process_line(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t tlen, PyObject **o
         }
         return 1;
     }
-    /* Spec: "If the line contains a U+003A COLON character (:): Collect the characters on
-     * the line before the first colon, and let field be that string.  Collect the
-     * characters on the line after the first colon, and let value be that string.  If
-     * value starts with a U+0020 SPACE character, remove it from value."  "Otherwise, the
-     * string is not empty but does not contain a colon: use the whole line as the field
-     * name, and the empty string as the field value."  (The colon and the space are
-     * ASCII, so bytes split where the decoded text would.) */
-    const char *colon = memchr(p, ':', (size_t)n);
-    Py_ssize_t name = n;
-    const char *v = p + n;
-    Py_ssize_t vlen = 0;
-    if (colon != NULL) {
-        name = colon - p;
-        v = colon + 1;
-        vlen = n - name - 1;
-        if (vlen && v[0] == ' ') {
-            v++;
-            vlen--;
-        }
-    }
+    /* The field and its value (split_field()); each field's rule is a helper of
+     * _core_fields.h, which the opt-in modes' walker calls too. */
+    Field f = split_field(p, n);
     if (c->event_start < 0) {
         c->event_start = start;
     }
-    int is_data = name == 4 && memcmp(p, "data", 4) == 0;
-    int is_event = name == 5 && memcmp(p, "event", 5) == 0;
+    int is_data = is_name(p, f, "data", 4);
+    int is_event = is_name(p, f, "event", 5);
     if (c->strict && !(is_data || is_event) && check_line(c, p, n, start) < 0) {
         return -1;
     }
     if (is_data) {
-        if (append_data(c, v, vlen, start + (v - p)) < 0) {
+        if (append_data(c, f.v, f.vlen, start + (f.v - p)) < 0) {
             return decoding_failed(c, p, n, start);
         }
         return 0;
     }
     if (is_event) {
-        /* Spec: "If the field name is "event": Set the event type buffer to field
-         * value."  (An empty one means "message".) */
-        PyObject *type = vlen ? cached_decode(c, &c->type_cache, v, vlen) : NULL;
-        if (vlen && type == NULL) {
-            return decoding_failed(c, p, n, start);
-        }
-        Py_XSETREF(c->event_type, type);
-        return 0;
+        return set_event_type(c, f.v, f.vlen) < 0 ? decoding_failed(c, p, n, start) : 0;
     }
-    if (name == 2 && memcmp(p, "id", 2) == 0) {
-        /* Spec: "If the field name is "id": If the field value does not contain U+0000
-         * NULL, then set the last event ID buffer to the field value.  Otherwise, ignore
-         * the field." */
-        if (memchr(v, 0, (size_t)vlen) == NULL) {
-            PyObject *id = decode(c, v, vlen);
-            if (id == NULL) {
-                return -1;
-            }
-            Py_SETREF(c->id_buffer, id);
-        }
-        return 0;
+    if (is_name(p, f, "id", 2)) {
+        return set_id(c, f.v, f.vlen) < 0 ? -1 : 0;
     }
-    if (name == 5 && memcmp(p, "retry", 5) == 0) {
-        return set_retry(c, v, vlen);
+    if (is_name(p, f, "retry", 5)) {
+        return set_retry(c, f.v, f.vlen) < 0 ? -1 : 0;
     }
     /* Spec: "Otherwise: The field is ignored." */
     return 0;
@@ -1221,11 +1078,10 @@ cut_start(Conn *c, const char *s, Py_ssize_t n)
         memcpy(head, c->partial.p, (size_t)in_partial);
     }
     memcpy(head + in_partial, s, (size_t)(6 - in_partial));
-    if (memcmp(head, "data:", 5) != 0) {
+    Py_ssize_t skip = data_value_at(head);
+    if (skip == 0) {
         return 0;
     }
-    /* Spec: "If value starts with a U+0020 SPACE character, remove it from value." */
-    Py_ssize_t skip = head[5] == ' ' ? 6 : 5;
     if (data_to_buffer(c) < 0 || (c->has_data && buf_append(&c->data, "\n", 1) < 0)) {
         return -1;
     }

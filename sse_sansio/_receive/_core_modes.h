@@ -3,9 +3,10 @@
  * A section of _core.c kept in its own file because it is a third of the core and a
  * connection without the options never runs it.  It is not a self-contained header:
  * _core.c includes it once, after the default path's walker, whose Conn, line helpers
- * (process_line(), dispatch(), the failure and item helpers) it uses, and before the
- * methods, which call parse_modes().  The rules are _modes.py's (its header);
- * the pure core's tests and the fuzzers compare the two.
+ * (process_line(), dispatch(), the failure and item helpers) and field rules
+ * (_core_fields.h) it uses, and before the methods, which call parse_modes().  The
+ * rules of the modes are _modes.py's (its header); the tests, run on both cores, and
+ * the fuzzers compare the two.
  */
 
 #ifndef SSE_SANSIO_CORE_MODES_H
@@ -15,7 +16,9 @@
  * one line at a time, the way _modes.py does (its header gives the rules); the
  * helpers above do the work they share with the default path: process_line() for a
  * complete field or comment line of a block that is buffered, dispatch() for a block
- * that ends in an Event or in nothing.  The state is the pure core's, named alike:
+ * that ends in an Event or in nothing, and the field rules of _core_fields.h for the
+ * lines of a skipped block, the diagnostics' judgement of a field and a data line that
+ * is streamed (no field rule is written here).  The state is the pure core's, named alike:
  * `off` is its `start` (where the line being assembled starts), `length` its bytes so
  * far, and `deadline` is `mark + limit`, where `mark` is the block's first byte and,
  * after a DataPiece, the end of the bytes the piece covers.  The line goes through
@@ -179,12 +182,12 @@ stream(Conn *c, const char *part, Py_ssize_t k, Py_ssize_t end, PyObject **out)
     return c->data_bytes > c->piece_size ? piece(c, end, out) : 0;
 }
 
-/* piece_size: the data line line[0:n] (n > 5), still arriving, is streamed from now on
- * once its value makes the data waiting more than piece_size bytes. */
+/* piece_size: the data line line[0:n] (n > 5, its value from line[skip] on, see
+ * data_value_at()), still arriving, is streamed from now on once its value makes the
+ * data waiting more than piece_size bytes. */
 static int
-start_streaming(Conn *c, const char *line, Py_ssize_t n, PyObject **out)
+start_streaming(Conn *c, const char *line, Py_ssize_t n, Py_ssize_t skip, PyObject **out)
 {
-    Py_ssize_t skip = line[5] == ' ' ? 6 : 5;
     if (c->data_bytes + n - skip + (c->has_data ? 1 : 0) <= c->piece_size) {
         return 0;
     }
@@ -260,8 +263,9 @@ grow(Conn *c, const char *part, Py_ssize_t k, int whole, const char **line, PyOb
         }
         *line = whole ? part : c->partial.p;
         Py_ssize_t n = whole ? k : c->partial.len;
-        if (c->piece_size && !c->skipping && n > 5 && memcmp(*line, "data:", 5) == 0) {
-            got = start_streaming(c, *line, n, out);
+        Py_ssize_t skip = c->piece_size && !c->skipping && n > 5 ? data_value_at(*line) : 0;
+        if (skip) {
+            got = start_streaming(c, *line, n, skip, out);
         }
     }
     if (got < 0 || check_size(c) < 0) {
@@ -304,58 +308,18 @@ diagnostic(Conn *c, PyObject *seen, Py_ssize_t start, Py_ssize_t end, PyObject *
     return item ? 1 : -1;
 }
 
-static int
-all_digits(const char *v, Py_ssize_t n)
-{
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (v[i] < '0' || v[i] > '9') {
-            return 0;
-        }
-    }
-    return n > 0;
-}
-
-/* The field name of p[0:n] (a line that is not a comment) and its value. */
-typedef struct {
-    Py_ssize_t name, vlen;
-    const char *v;
-} Field;
-
-static Field
-split_field(const char *p, Py_ssize_t n)
-{
-    const char *colon = memchr(p, ':', (size_t)n);
-    Field f = {n, 0, p + n};
-    if (colon != NULL) {
-        f.name = colon - p;
-        f.v = colon + 1;
-        f.vlen = n - f.name - 1;
-        if (f.vlen && f.v[0] == ' ') {
-            f.v++;
-            f.vlen--;
-        }
-    }
-    return f;
-}
-
-static int
-is_name(const char *p, Field f, const char *name, Py_ssize_t len)
-{
-    return f.name == len && memcmp(p, name, (size_t)len) == 0;
-}
-
 /* Diagnostics: whether the spec ignores the field line p[0:n] (not data, not event),
  * noting an id or retry that took effect for discarded_block(). */
 static int
 ignored_field(Conn *c, const char *p, Field f)
 {
     if (is_name(p, f, "id", 2)) {
-        int nul = memchr(f.v, 0, (size_t)f.vlen) != NULL;
-        c->id_seen |= !nul;
-        return nul;
+        int kept = id_is_kept(f.v, f.vlen);
+        c->id_seen |= kept;
+        return !kept;
     }
     if (is_name(p, f, "retry", 5)) {
-        int valid = all_digits(f.v, f.vlen);
+        int valid = retry_is_digits(f.v, f.vlen);
         c->retry_seen |= valid;
         return !valid;
     }
@@ -415,26 +379,18 @@ skipped_line(Conn *c, const char *p, Py_ssize_t n)
     if (c->strict && check_line(c, p, n, c->off) < 0) {
         return -1;
     }
+    /* The line is valid UTF-8 (strict mode checked it above), so a failure is not a
+     * decoding one to be located. */
     if (is_event) {
-        PyObject *type = f.vlen ? cached_decode(c, &c->type_cache, f.v, f.vlen) : NULL;
-        if (f.vlen && type == NULL) {
-            return -1;
-        }
-        Py_XSETREF(c->event_type, type);
+        return set_event_type(c, f.v, f.vlen);
     }
-    else if (is_id && memchr(f.v, 0, (size_t)f.vlen) == NULL) {
-        PyObject *id = decode(c, f.v, f.vlen);
-        if (id == NULL) {
-            return -1;
-        }
-        Py_SETREF(c->id_buffer, id);
-        c->id_seen = 1;
+    int set = is_id ? set_id(c, f.v, f.vlen) : set_retry(c, f.v, f.vlen);
+    if (set > 0) {
+        /* for discarded_block(): an id or retry took effect */
+        c->id_seen |= is_id;
+        c->retry_seen |= is_retry;
     }
-    else if (is_retry && all_digits(f.v, f.vlen)) {
-        c->retry_seen = 1;
-        return set_retry(c, f.v, f.vlen);
-    }
-    return 0;
+    return set < 0 ? -1 : 0;
 }
 
 /* What every block end resets that dispatch() does not. */
@@ -454,16 +410,6 @@ end_block(Conn *c, Py_ssize_t end)
     c->event_start = -1;
 }
 
-/* Spec: "Set the last event ID string of the event source to the value of the last
- * event ID buffer." */
-static void
-set_last_event_id(Conn *c)
-{
-    if (c->id_buffer != c->last_event_id) {
-        Py_SETREF(c->last_event_id, Py_NewRef(c->id_buffer));
-    }
-}
-
 /* on_oversize="skip": the blank line at `start` ends a skipped block. */
 static int
 dispatch_skipped(Conn *c, Py_ssize_t start, Py_ssize_t end, PyObject **out)
@@ -474,7 +420,7 @@ dispatch_skipped(Conn *c, Py_ssize_t start, Py_ssize_t end, PyObject **out)
     if (item == NULL) {
         return -1;
     }
-    if (set_slot(item, 0, Py_NewRef(c->event_type ? c->event_type : c->st->str_message)) < 0 ||
+    if (set_slot(item, 0, Py_NewRef(event_type_of(c))) < 0 ||
         set_slot(item, 1, Py_NewRef(c->id_buffer)) < 0 ||
         set_slot(item, 2, ssize(start - c->first)) < 0 || set_slot(item, 3, ssize(c->first)) < 0 ||
         set_slot(item, 4, ssize(end)) < 0 || set_slot(item, 5, slot_raw_empty(c)) < 0) {
@@ -497,8 +443,7 @@ dispatch_pieced(Conn *c, Py_ssize_t start, Py_ssize_t end, PyObject **out)
         return -1;
     }
     PyObject *item = new_item(c->st->PiecedEventType, 6);
-    if (item == NULL ||
-        set_slot(item, 0, Py_NewRef(c->event_type ? c->event_type : c->st->str_message)) < 0 ||
+    if (item == NULL || set_slot(item, 0, Py_NewRef(event_type_of(c))) < 0 ||
         set_slot(item, 1, Py_NewRef(c->id_buffer)) < 0 ||
         set_slot(item, 2, Py_NewRef(c->block_retry ? c->block_retry : Py_None)) < 0 ||
         set_slot(item, 3, ssize(c->event_start)) < 0 || set_slot(item, 4, ssize(end)) < 0 ||
