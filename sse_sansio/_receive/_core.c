@@ -1,13 +1,16 @@
-/* The compiled receive core: the same state machine as _connection.py, in C.
+/* The compiled receive core: sse_sansio._receive._core.Connection, in C.
  *
  * Spec: WHATWG HTML, "Server-sent events", section 9.2.6 "Interpreting an event stream"
  * https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
  *
- * _connection.py is the readable reference and the fallback; this file must behave
- * exactly like it (tests/receive/test_cores.py and the fuzzers compare the two on every input
- * under every chunking).  The items are the public classes of _events.py, built the
- * way the pure core builds them (tuple.__new__ with the same fields), so that equality,
- * hashing, pickling and repr are theirs, not ours.
+ * The pure core is the readable reference and the fallback: PyConnection
+ * (_connection.py) and the parser it drives (_lines.py, _interpret.py, _fields.py,
+ * _uniform.py, _raw.py, _modes.py).  This file is not its translation (one walker over
+ * the chunks, not a generator over windows of lines), but it must behave exactly like
+ * it: the same items, offsets and errors (tests/receive/test_cores.py and the fuzzers
+ * compare the two on every input under every chunking).  The items are the public
+ * classes of _events.py, built the way the pure core builds them (tuple.__new__ with
+ * the same fields), so that equality, hashing, pickling and repr are theirs, not ours.
  *
  * Why C and not Cython: prototypes of both (same API, same drain loop, same workloads)
  * put a plain C extension type first, with a drain floor of 48 to 52 ns per chunk
@@ -1651,20 +1654,23 @@ load_state(CoreState *st)
             NULL ||
         (st->DiagnosticType = (PyTypeObject *)import_attr("sse_sansio._events", "Diagnostic")) ==
             NULL ||
-        (st->sniff_start = import_attr("sse_sansio._receive._diagnostics", "sniff_start")) == NULL ||
-        (st->field_diagnostic = import_attr("sse_sansio._receive._diagnostics", "field_diagnostic")) ==
+        (st->sniff_start = import_attr("sse_sansio._receive._diagnostics", "sniff_start")) ==
             NULL ||
-        (st->discarded_block = import_attr("sse_sansio._receive._diagnostics", "discarded_block")) == NULL ||
+        (st->field_diagnostic =
+             import_attr("sse_sansio._receive._diagnostics", "field_diagnostic")) == NULL ||
+        (st->discarded_block =
+             import_attr("sse_sansio._receive._diagnostics", "discarded_block")) == NULL ||
         (sniff = import_attr("sse_sansio._receive._diagnostics", "SNIFF_BYTES")) == NULL ||
         (st->sniff_bytes = PyLong_AsSsize_t(sniff)) == -1 ||
         (st->pure_class = import_attr("sse_sansio._receive._connection", "PyConnection")) == NULL ||
         (st->str_tuning = PyUnicode_InternFromString("_tuning")) == NULL ||
         (st->str_window = PyUnicode_InternFromString("window")) == NULL ||
-        (st->check_count_comments = import_attr("sse_sansio._receive._contract", "check_count_comments")) ==
+        (st->check_count_comments =
+             import_attr("sse_sansio._receive._contract", "check_count_comments")) == NULL ||
+        (st->check_options = import_attr("sse_sansio._receive._contract", "check_options")) ==
             NULL ||
-        (st->check_options = import_attr("sse_sansio._receive._contract", "check_options")) == NULL ||
-        (st->default_limit_obj = import_attr("sse_sansio._receive._contract", "DEFAULT_MAX_EVENT_SIZE")) ==
-            NULL ||
+        (st->default_limit_obj =
+             import_attr("sse_sansio._receive._contract", "DEFAULT_MAX_EVENT_SIZE")) == NULL ||
         (st->not_copyable = import_attr("sse_sansio._receive._contract", "NOT_COPYABLE")) == NULL ||
         (st->nested_call = import_attr("sse_sansio._receive._contract", "NESTED_CALL")) == NULL ||
         (st->default_limit = PyLong_AsSsize_t(st->default_limit_obj)) == -1 ||
@@ -1774,8 +1780,8 @@ static PyModuleDef_Slot core_slots[] = {
 static struct PyModuleDef core_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_core",
-    .m_doc = "The compiled receive core of sse_sansio (see _core.c; the reference is "
-             "_connection.py).",
+    .m_doc = "The compiled receive core of sse_sansio (see _core.c; the reference is the "
+             "pure core, PyConnection in sse_sansio._receive._connection).",
     .m_size = sizeof(CoreState),
     .m_slots = core_slots,
     .m_traverse = core_traverse,
