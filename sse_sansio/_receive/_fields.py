@@ -3,10 +3,10 @@
 # Spec: WHATWG HTML, "Server-sent events", 9.2.6 "Interpreting an event stream", the
 # steps to process a field (event, id, retry).  Every Python path imports these: the
 # parser (_interpret.py), its opt-in modes' rooms (_modes.py) and the diagnostics
-# (_diagnostics.py); the compiled core (_core.c) has its twin of each, and
-# reads the constants below at import.  (uniform_blocks() in _uniform.py reads only
-# blocks without id or retry fields and with non-empty event types, where the rules
-# have nothing to decide.)
+# (_diagnostics.py); the compiled core has its twin of each in _core_fields.h, which
+# both its walkers call, and reads the constants below at import.  (uniform_blocks()
+# in _uniform.py reads only blocks without id or retry fields and with non-empty event
+# types, where the rules have nothing to decide.)
 #
 # Invariants: pure functions of a field's value; no state, no import of a parser.
 
