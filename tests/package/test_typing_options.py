@@ -7,11 +7,17 @@ connection.  Typed as the classic items only, the branches that handle the other
 unreachable to mypy and pyright, which then checked nothing in them (issue 26).  Both
 checkers run here with unreachable code reported, over a program and the two examples
 that use the opt-in items, and over a program with one mistake in each such branch.
+
+The options are declared once for the checkers (sse_sansio/_receive/_options.py, issue
+32): every entry point that takes them narrows by them the same way, and refuses an
+unknown option or a wrong type (a mistake the feeding helpers and the planner once let
+through, typed ``**Any``).  A table of calls pins what both checkers reveal for each.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -88,9 +94,11 @@ def classic(chunks: Iterable[bytes]) -> str:
     return text
 """
 
-# One mistake per function, each on its own line (the line numbers are checked).
+# One mistake per function (the last: one per call), each on its own line (the line
+# numbers are checked).
 BAD = """
 from sse_sansio import Connection, DataPiece, Diagnostic, OptInItem, SkippedEvent, iter_events
+from sse_sansio import ReconnectPlanner
 
 
 def piece_text_is_str(chunks: list[bytes]) -> None:
@@ -109,8 +117,82 @@ def diagnostic_code_is_str() -> None:
     item = Connection(diagnostics=True).next_event()
     if isinstance(item, Diagnostic):
         print(item.code + 1)
+
+
+def options_are_checked(chunks: list[bytes], conn: Connection) -> None:
+    iter_events(chunks, piece_sise=8)
+    iter_events(chunks, errors="ignore")
+    iter_events(chunks, connection=conn, max_event_size=9)
+    ReconnectPlanner().events(chunks, diagnostics=1.5)
+    ReconnectPlanner().connection(keep_raw=None)
 """
-BAD_LINES = {8, 14, 20}
+BAD_LINES = {9, 15, 21, 25, 26, 27, 28, 29}
+
+# What each entry point returns, by its options, as the checkers must reveal it: the
+# item classes named in the revealed type (the container aside).
+FED = {"Event", "Comment"}
+OPT_IN = {"SkippedEvent", "DataPiece", "PiecedEvent", "Diagnostic"}
+PULLED = FED | {"EndOfStream", "NeedData"}  # next_event(): also the end and NEED_DATA
+END = {"EndOfStream"}
+REVEALED = [
+    ("Connection().next_event()", PULLED),
+    ("Connection(errors='replace', keep_raw=True, count_comments=True).next_event()", PULLED),
+    ("Connection(on_oversize='error', piece_size=None, diagnostics=False).next_event()", PULLED),
+    ("Connection(on_oversize='skip').next_event()", PULLED | OPT_IN),
+    ("Connection(piece_size=8).next_event()", PULLED | OPT_IN),
+    ("Connection(diagnostics=flag).next_event()", PULLED | OPT_IN),
+    ("Connection(piece_size=size).next_event()", PULLED | OPT_IN),
+    ("iter_events(chunks)", FED),
+    ("iter_events(chunks, max_event_size=None, last_event_id='7')", FED),
+    ("iter_events(chunks, piece_size=8)", FED | OPT_IN),
+    ("iter_events(chunks, connection=Connection())", FED),
+    ("iter_events(chunks, connection=Connection(diagnostics=True))", FED | OPT_IN),
+    ("iter_events(chunks, end_of_stream='yield')", FED | END),
+    ("iter_events(chunks, end_of_stream='yield', on_oversize='skip')", FED | END | OPT_IN),
+    ("iter_events(chunks, end_of_stream='yield', connection=Connection())", FED | END),
+    ("iter_events(chunks, end_of_stream='yield', connection=skipping)", FED | END | OPT_IN),
+    ("aiter_events(achunks, errors='replace')", FED),
+    ("aiter_events(achunks, diagnostics=True)", FED | OPT_IN),
+    ("aiter_events(achunks, connection=Connection())", FED),
+    ("aiter_events(achunks, connection=skipping)", FED | OPT_IN),
+    ("aiter_events(achunks, end_of_stream='yield')", FED | END),
+    ("aiter_events(achunks, end_of_stream='yield', piece_size=3)", FED | END | OPT_IN),
+    ("aiter_events(achunks, end_of_stream='yield', connection=Connection())", FED | END),
+    ("aiter_events(achunks, end_of_stream='yield', connection=skipping)", FED | END | OPT_IN),
+    ("plan.connection().next_event()", PULLED),
+    ("plan.connection(max_event_size=9).next_event()", PULLED),
+    ("plan.connection(piece_size=9).next_event()", PULLED | OPT_IN),
+    ("plan.events(chunks)", FED),
+    ("plan.events(chunks, 200, {}, decoded=True, errors='replace')", FED),
+    ("plan.events(chunks, diagnostics=True)", FED | OPT_IN),
+    ("plan.aevents(achunks, keep_raw=True)", FED),
+    ("plan.aevents(achunks, on_oversize='skip')", FED | OPT_IN),
+]
+REVEAL = """
+from collections.abc import AsyncIterable, Iterable
+
+from typing_extensions import reveal_type
+
+from sse_sansio import Connection, OptInItem, ReconnectPlanner, aiter_events, iter_events
+
+
+def reveal(
+    chunks: Iterable[bytes],
+    achunks: AsyncIterable[bytes],
+    skipping: Connection[OptInItem],
+    plan: ReconnectPlanner,
+    flag: bool,
+    size: int | None,
+) -> None:
+""" + "".join(f"    reveal_type({call})\n" for call, _ in REVEALED)
+FIRST_REVEAL = REVEAL.count("\n", 0, REVEAL.index("    reveal_type(")) + 1
+ITEM_NAME = re.compile(r"\b(?:" + "|".join(sorted(PULLED | OPT_IN)) + r")\b")
+
+
+def _revealed(line: str) -> set[str]:
+    """The item classes a checker's reveal_type line names (after the expression)."""
+    said = line.split('" is "', 1)[-1] if " - information:" in line else line
+    return set(ITEM_NAME.findall(said.split("Revealed type is", 1)[-1]))
 
 
 def _check(checker: str, paths: list[Path]) -> subprocess.CompletedProcess[str]:
@@ -152,6 +234,19 @@ def test_opt_in_branches_are_checked_with_unreachable_code_reported(
     assert others == [], done.stdout
     assert flagged == BAD_LINES, done.stdout
     assert done.returncode != 0
+
+
+def test_every_entry_point_narrows_by_its_options(checker: str, tmp_path: Path) -> None:
+    path = tmp_path / "reveal.py"
+    path.write_text(REVEAL, encoding="utf-8")
+    done = _check(checker, [path])
+    found: dict[int, set[str]] = {}
+    for line in done.stdout.splitlines():
+        if "reveal.py:" in line and ("Revealed type" in line or "Type of" in line):
+            found[int(line.split("reveal.py:")[1].split(":")[0])] = _revealed(line)
+    want = {FIRST_REVEAL + n: items for n, (_, items) in enumerate(REVEALED)}
+    assert found == want, done.stdout
+    assert done.returncode == 0, done.stdout  # no error beside the reveals
 
 
 def test_the_programs_run() -> None:
