@@ -7,6 +7,10 @@ operation.  See :doc:`serving`.  ``import sse_sansio`` does not import this modu
 
 from __future__ import annotations
 
+from sse_sansio._public import publish as _publish
 from sse_sansio._serve._asgi import EventStreamResponse
 
 __all__ = ["EventStreamResponse"]
+
+# Every class and function of __all__ is named by this face (sse_sansio/_public.py).
+_publish(globals(), __all__, __name__)

@@ -93,6 +93,15 @@ def test_every_exported_class_and_function_is_named_by_its_face(face: ModuleType
         assert getattr(import_module(obj.__module__), obj.__qualname__) is obj
 
 
+@pytest.mark.parametrize("name", ["sse_sansio.asgi", "sse_sansio.aiohttp"])
+def test_the_serving_faces_name_their_adapters(name: str) -> None:
+    # Faces of their own (they import a framework, so sse_sansio does not import them).
+    face = import_module(name)
+    assert [n for n, _ in exported(face)] == list(face.__all__)
+    for export, obj in exported(face):
+        assert (obj.__module__, obj.__qualname__) == (name, export)
+
+
 def test_the_walk_sees_classes_functions_and_the_compiled_connection() -> None:
     # A walk that found nothing would pass the test above: count what it checks.
     names = {name for face in FACES for name, _ in exported(face)}
