@@ -27,8 +27,8 @@
 # option.
 #
 # Invariants (tests/receive/test_options.py): the TypedDicts' keys are the keyword
-# parameters of both cores' Connection; ClassicOptions admits each opt-in option's
-# default and nothing else; OptInOptions admits every value the runtime accepts.
+# parameters of both cores' Connection; both admit every default; an opt-in value the
+# cores accept (one that makes them hand out its items) only OptInOptions admits.
 #
 # Runtime: plain stdlib TypedDict and TypeVar (3.10 has both); Unpack and Never, newer,
 # come from typing_extensions in the modules that use them, for checkers only.
