@@ -38,6 +38,7 @@ from typing import Protocol
 from sse_sansio._clock import Clock, duration
 from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Comment, Event
+from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
 from sse_sansio._serializer import serialize
 
 __all__ = ["Coalescer", "Merge"]
@@ -212,6 +213,18 @@ class Coalescer:
         if self._pending is not None:
             self._frames.append(self._pending[1])
             self._pending = None
+
+    # Pickling (issue 32, item 4): worth keeping: the frames held and the times they
+    # came are plain data, so a coalescer pickled between two pushes hands out the same
+    # bytes after.  The pickle names sse_sansio.Coalescer, and the merger's own class (a
+    # TextMerge pickles as sse_sansio.llm.TextMerge; a merger of yours must pickle
+    # too): the Clock, a private class, goes as its owner and latest time and is
+    # rebuilt on load (sse_sansio/_pickling.py).
+    def __reduce__(self) -> tuple[object, ...]:
+        return public_reduce(self, _clock=clock_state(self._clock))
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        restore(self, with_clock(state))
 
 
 def _count(name: str, value: int, least: int) -> int:

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 from sse_sansio._clock import Clock, duration, seconds
+from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
 
 __all__ = ["KeepalivePlanner"]
 
@@ -91,3 +92,14 @@ class KeepalivePlanner:
             return None
         self._written = now
         return self._comment
+
+    # Pickling (issue 32, item 4): worth keeping: its state is the time of the latest
+    # write on the caller's clock, so a planner pickled between two writes plans the
+    # same after.  The pickle names sse_sansio.KeepalivePlanner only: the Clock, a
+    # private class, goes as its owner and latest time and is rebuilt on load
+    # (sse_sansio/_pickling.py).
+    def __reduce__(self) -> tuple[object, ...]:
+        return public_reduce(self, _clock=clock_state(self._clock))
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        restore(self, with_clock(state))

@@ -37,6 +37,7 @@ from sse_sansio._events import (
     PiecedEvent,
     SkippedEvent,
 )
+from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
 
 __all__ = ["Verdict", "Watchdog"]
 
@@ -177,6 +178,16 @@ class Watchdog:
         if self._first is None:
             self._first = now
         self._life = now
+
+    # Pickling (issue 32, item 4): worth keeping: its clocks are times on the
+    # caller's clock, so a watchdog pickled between two reads judges the same after.  The
+    # pickle names sse_sansio.Watchdog only: the Clock, a private class, goes as its owner
+    # and latest time and is rebuilt on load (sse_sansio/_pickling.py).
+    def __reduce__(self) -> tuple[object, ...]:
+        return public_reduce(self, _clock=clock_state(self._clock))
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        restore(self, with_clock(state))
 
 
 def _judge(now: float, state: State, at: float) -> Verdict:

@@ -38,6 +38,7 @@ from sse_sansio._clock import Clock, duration, seconds
 from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Comment, Event
 from sse_sansio._health._keepalive import KeepalivePlanner
+from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
 from sse_sansio._resume._replay import ReplayWindow, Resume
 from sse_sansio._serializer import serialize
 
@@ -257,6 +258,17 @@ class ServerStream:
         if self._planner is not None:
             self._planner.sent(now)
         return out
+
+    # Pickling (issue 32, item 4): worth keeping: the frames queued, the times and the
+    # state are plain data, and its keepalive planner and replay window pickle by their
+    # public names, so a stream pickled between two writes hands out the same bytes
+    # after.  The Clock, a private class, goes as its owner and latest time and is
+    # rebuilt on load (sse_sansio/_pickling.py).
+    def __reduce__(self) -> tuple[object, ...]:
+        return public_reduce(self, _clock=clock_state(self._clock))
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        restore(self, with_clock(state))
 
 
 def _planner(
