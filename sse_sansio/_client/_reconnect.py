@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from sse_sansio._errors import LocalProtocolError, RemoteProtocolError
 from sse_sansio._events import Comment, Event
+from sse_sansio._pickling import public_reduce, refuse
 from sse_sansio._receive._implementation import Connection
 from sse_sansio._receive._options import OptInItem
 
@@ -187,6 +188,12 @@ class RandomSource(Protocol):
 
 Decision = Reconnect | Stop
 How = AttemptEnd | BaseException | None
+
+
+_MID_ATTEMPT = (
+    "it holds the Connection of the attempt under way; pickle it between attempts"
+    " (before connection() or events(), or once ended() has returned)"
+)
 
 
 class ReconnectPlanner:
@@ -623,6 +630,18 @@ class ReconnectPlanner:
     def _stopping(self, cause: StopCause, reason: str, error: BaseException | None) -> Stop:
         self._stop = Stop(cause, reason, error)
         return self._stop
+
+    # Pickling (issue 32, item 4): a planner between two attempts is worth keeping: the
+    # last event ID, the retry, the run of failures and the random source (a seeded
+    # random.Random gives the same next delay after) are plain data; its pickle names
+    # sse_sansio.ReconnectPlanner (and the random source's own class).  During an
+    # attempt it holds the attempt's Connection, the state of one stream, which refuses
+    # pickle and copy: so does the planner then, saying when to pickle it.  A stopped
+    # planner keeps no Connection: it reads nothing more.
+    def __reduce__(self) -> tuple[object, ...]:
+        if self._connection is not None and self._stop is None:
+            refuse(self, _MID_ATTEMPT)
+        return public_reduce(self, _connection=None)
 
 
 def _classify(how: How) -> tuple[AttemptEnd | None, BaseException | None]:

@@ -28,9 +28,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from sse_sansio._events import Event
+from sse_sansio._pickling import refuse
 from sse_sansio._resume._replay_store import StoreSnapshot, new_token
 
 if TYPE_CHECKING:
@@ -77,6 +78,15 @@ def _check(key: object, max_events: object) -> str:
     if type(max_events) is not int or max_events < 1:
         raise ValueError(f"max_events must be a positive int, not {max_events!r}")
     return key
+
+
+# Pickling (issue 32, item 4): a store is a handle on a Redis client (its connection
+# pool), which means nothing in another process or after a copy, while the events it
+# keeps are in Redis already.  So pickle and copy refuse it, and say what to do instead.
+_NOT_KEPT = (
+    "it holds a Redis client; the events are in Redis: make a store with the same key"
+    " (and a client of its own) where you need it"
+)
 
 
 class _Layout:
@@ -168,6 +178,9 @@ class RedisStreamStore:
         """Delete the stream and its token: its IDs become unknown."""
         self._client.delete(*self.keys)
 
+    def __reduce__(self) -> NoReturn:
+        refuse(self, _NOT_KEPT)
+
 
 class AsyncRedisStreamStore:
     """:class:`RedisStreamStore` for a ``redis.asyncio.Redis`` client, an
@@ -218,3 +231,6 @@ class AsyncRedisStreamStore:
     async def delete(self) -> None:
         """As :meth:`RedisStreamStore.delete`."""
         await self._client.delete(*self.keys)
+
+    def __reduce__(self) -> NoReturn:
+        refuse(self, _NOT_KEPT)

@@ -29,7 +29,9 @@ import http.server
 import socket
 import threading
 import time
-from typing import Any
+from typing import Any, NoReturn
+
+from sse_sansio._pickling import refuse
 
 from ._cassette import Cassette
 
@@ -75,6 +77,11 @@ class CassetteServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    # Pickling (issue 32, item 4): a running server is a socket and a thread, which
+    # mean nothing in another process or after a copy: pickle and copy refuse it.
+    def __reduce__(self) -> NoReturn:
+        refuse(self, "it is a running server (a socket and a thread); pickle its cassette")
 
     def _play(self, handler: http.server.BaseHTTPRequestHandler) -> None:
         """Send the cassette as the response to one request."""

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
+
+from sse_sansio._pickling import refuse
 
 from ._cassette import Cassette
 from ._cassette_file import Chunk, End
@@ -29,6 +31,11 @@ from ._cassette_file import Chunk, End
 __all__ = ["AsyncRecorder", "Recorder", "arecord", "record"]
 
 C = TypeVar("C", bytes, bytearray, memoryview)
+
+# Pickling (issue 32, item 4): a recorder is a handle on a live source of chunks (a
+# response being read), which means nothing in another process or after a copy; what
+# is worth keeping is its cassette, a value.  So pickle and copy refuse it.
+_NOT_KEPT = "it reads a live source of chunks; pickle its cassette (a value) instead"
 
 
 class _Tape:
@@ -108,6 +115,9 @@ class Recorder(Generic[C]):
         """The chunks so far and how the stream ended (``"cut"`` while unfinished)."""
         return self._tape.cassette()
 
+    def __reduce__(self) -> NoReturn:
+        refuse(self, _NOT_KEPT)
+
 
 class AsyncRecorder(Generic[C]):
     """An async iterator over the wrapped chunks that keeps them (see :func:`arecord`)."""
@@ -145,6 +155,9 @@ class AsyncRecorder(Generic[C]):
     def cassette(self) -> Cassette:
         """The chunks so far and how the stream ended (``"cut"`` while unfinished)."""
         return self._tape.cassette()
+
+    def __reduce__(self) -> NoReturn:
+        refuse(self, _NOT_KEPT)
 
 
 def record(
