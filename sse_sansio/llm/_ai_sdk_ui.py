@@ -209,6 +209,9 @@ class UIMessageStreamWriter:
         ValueError: a float that is not JSON (NaN, infinity).
     """
 
+    # Pickling (issue 32, item 4): no state, so its default pickle is its public name,
+    # sse_sansio.llm.UIMessageStreamWriter, and any copy writes the same bytes.
+
     def part(self, type: str, **fields: Any) -> bytes:
         """Any part: ``{"type": type, **fields}`` (a ``data-*`` part, say)."""
         text = json.dumps({"type": type, **fields}, ensure_ascii=False, allow_nan=False)

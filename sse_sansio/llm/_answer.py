@@ -78,6 +78,10 @@ class _Call:
         self.complete = False
 
 
+#: Parts as plain data: the text and reasoning fragments, and each call's key and fields.
+PlainParts = tuple[list[str], list[str], list[tuple[object, dict[str, Any]]]]
+
+
 class Parts:
     """What the events of one response carried so far; a dialect fills it."""
 
@@ -119,6 +123,32 @@ class Parts:
             tool_calls=tuple(_tool_call(call) for call in self.calls.values()),
             complete=complete,
         )
+
+    # Pickling (a dialect's state, _dialect.py): the parts as lists and dicts, each
+    # call's fields by name, so that no pickle names the private _Call.
+    def plain(self) -> PlainParts:
+        """The parts as plain data."""
+        calls = [
+            (key, {n: getattr(call, n) for n in _Call.__slots__})
+            for key, call in self.calls.items()
+        ]
+        return (list(self.text), list(self.reasoning), calls)
+
+    @classmethod
+    def from_plain(cls, data: PlainParts) -> Parts:
+        """The parts that plain() gave ``data`` for."""
+        parts = cls()
+        text, reasoning, calls = data
+        parts.text, parts.reasoning = list(text), list(reasoning)
+        for key, fields in calls:
+            call = parts.calls[key] = _Call()
+            for name, value in fields.items():
+                setattr(call, name, value)
+        return parts
+
+
+def _fields(call: _Call) -> dict[str, Any]:
+    return {name: getattr(call, name) for name in _Call.__slots__}
 
 
 def _tool_call(call: _Call) -> ToolCall:

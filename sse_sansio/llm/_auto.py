@@ -22,7 +22,7 @@ from typing import Any
 from sse_sansio._events import Event
 
 from ._answer import Parts
-from ._dialect import Dialect, failed, get, loads_lenient
+from ._dialect import Dialect, dialect_class, failed, get, loads_lenient
 from ._outcome import Verdict
 from ._usage import Usage
 
@@ -92,3 +92,13 @@ class Auto(Dialect):
 
     def answer_parts(self) -> Parts:
         return self.parts if self.inner is None else self.inner.answer_parts()
+
+    # Pickling (_dialect.py): the candidates are classes, named by their names; the
+    # inner dialect, once detected, pickles itself.
+    def plain_state(self) -> dict[str, Any]:
+        names = tuple(dialect.name for dialect in self.candidates)
+        return {**super().plain_state(), "candidates": names}
+
+    def load_state(self, attributes: dict[str, Any]) -> None:
+        super().load_state(attributes)
+        self.candidates = tuple(dialect_class(name) for name in attributes["candidates"])

@@ -42,6 +42,7 @@ __all__ = [
     "DeltaShape",
     "Dialect",
     "Path",
+    "dialect_class",
     "dumps",
     "failed",
     "finish_verdict",
@@ -277,3 +278,44 @@ class Dialect:
     def claims_payload(kind: str | None, payload: Any) -> bool:
         """The decoded payload (its "type", ``kind``, when a string) is this API's."""
         return False
+
+    # -- pickling ----------------------------------------------------------------------
+    #
+    # A dialect mid-stream is worth keeping: a Tracker or a Progress pickled mid-stream
+    # carries it.  The dialects' classes live in private rooms of sse_sansio.llm, so a
+    # dialect pickles as a call of the public base class, sse_sansio.llm.Dialect(), with
+    # its name and its attributes as plain data; loading looks the class up by that name
+    # among this package's dialects (_OURS) and makes the object one of it again.  A
+    # dialect class of the caller's own is named by its own path instead.
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith(__package__ + "._"):
+            _OURS[cls.name] = cls
+
+    def __reduce__(self) -> tuple[object, ...]:
+        cls = type(self)
+        kind: str | type[Dialect] = cls.name if _OURS.get(cls.name) is cls else cls
+        return (Dialect, (), (kind, self.plain_state()))
+
+    def __setstate__(self, state: tuple[str | type[Dialect], dict[str, Any]]) -> None:
+        kind, attributes = state
+        self.__class__ = dialect_class(kind) if isinstance(kind, str) else kind
+        self.load_state(attributes)
+
+    def plain_state(self) -> dict[str, Any]:
+        """The dialect's attributes as plain data (for pickling)."""
+        return {**vars(self), "parts": self.parts.plain()}
+
+    def load_state(self, attributes: dict[str, Any]) -> None:
+        """Set the attributes that plain_state() gave (on loading a pickle)."""
+        vars(self).update(attributes, parts=Parts.from_plain(attributes["parts"]))
+
+
+#: This package's dialect classes by name (the registry's, Auto and Generic).
+_OURS: dict[str, type[Dialect]] = {}
+
+
+def dialect_class(name: str) -> type[Dialect]:
+    """This package's dialect class called ``name`` (KeyError if none)."""
+    return _OURS[name]

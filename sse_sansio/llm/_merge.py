@@ -23,6 +23,7 @@ import json
 from typing import Any
 
 from sse_sansio._events import Event
+from sse_sansio._pickling import public_reduce, restore
 
 from ._dialect import DeltaShape, Path
 from ._registry import DIALECTS
@@ -91,6 +92,15 @@ class TextMerge:
         joined = _with(a, shape.text, text_a + text_b, b, shape.latest)
         data = json.dumps(joined, ensure_ascii=False, separators=(",", ":"))
         return Event(type=first.type, data=data, id=second.id or first.id)
+
+    # Pickling (issue 32, item 4): a TextMerge holds only its dialect's rules, so it
+    # pickles (inside a Coalescer, say) as sse_sansio.llm.TextMerge with its dialect's
+    # name; the rules, a NamedTuple of a private room, are looked up again on load.
+    def __reduce__(self) -> tuple[object, ...]:
+        return public_reduce(self, _shape=self.dialect)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        restore(self, {**state, "_shape": _shape(state["_shape"])})
 
 
 def _object(data: str) -> dict[str, Any] | None:

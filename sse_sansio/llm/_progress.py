@@ -15,6 +15,10 @@
 # of its own (generic(), the AI SDK stream), every event but a ``ping`` is progress:
 # the Watchdog's own default.  A payload that is not the JSON the dialect documents
 # counts as progress too: the Tracker reports it, not the watchdog.
+#
+# Pickling (issue 32, item 4): a Progress mid-stream is worth keeping ("auto" may have
+# detected its dialect); it holds only its dialect, which pickles as
+# sse_sansio.llm.Dialect (_dialect.py), so its default pickle names public paths only.
 
 from __future__ import annotations
 

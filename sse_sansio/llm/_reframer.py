@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from sse_sansio._events import AnyItem, Comment, Diagnostic, EndOfStream, Event, new_event
+from sse_sansio._pickling import public_reduce, restore
 from sse_sansio._serializer import serialize
 
 from ._dialect import NO_EVENT_TYPE, dumps, get, text
@@ -202,6 +203,16 @@ class Reframer:
         else:
             message, kind = text(error) or dumps(error), None
         return self._rules.error_event(message, kind)
+
+    # Pickling (issue 32, item 4): a reframer mid-stream is worth keeping (whether the
+    # upstream was cut inside an event is plain data).  Its pickle names
+    # sse_sansio.llm.Reframer only: its rules, a dialect class of a private room, go as
+    # the dialect's name and are looked up again on load.
+    def __reduce__(self) -> tuple[object, ...]:
+        return public_reduce(self, _rules=self._rules.name)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        restore(self, {**state, "_rules": DIALECTS[state["_rules"]]})
 
 
 def _note(start: int, code: str, message: str) -> Diagnostic:

@@ -30,6 +30,7 @@ from typing import Any
 
 from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Comment, EndOfStream, Event
+from sse_sansio._pickling import public_reduce, restore
 
 from ._answer import Answer
 from ._dialect import Dialect, loads_lenient
@@ -188,3 +189,16 @@ class Tracker:
             events=self._events,
             usage=self._dialect.usage(),
         )
+
+    # Pickling (issue 32, item 4): a tracker mid-stream is worth keeping: fed the rest
+    # of the stream after loading, it gives the outcome the stream would have given.
+    # Its pickle names public paths only: sse_sansio.llm.Tracker, its dialect as
+    # sse_sansio.llm.Dialect (_dialect.py), the Outcome and PayloadError as themselves;
+    # the dialect's verdict, a NamedTuple of a private room, goes as a dict of its fields.
+    def __reduce__(self) -> tuple[object, ...]:
+        verdict = None if self._verdict is None else self._verdict._asdict()
+        return public_reduce(self, _verdict=verdict)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        verdict = state["_verdict"]
+        restore(self, {**state, "_verdict": None if verdict is None else Verdict(**verdict)})
