@@ -53,7 +53,8 @@ def public_reduce(obj: object, **plain: Any) -> tuple[Any, ...]:
     ``plain`` replaces the attributes that hold private objects with plain data; the
     class's ``__setstate__`` turns them back.
     """
-    return (copyreg.__newobj__, (type(obj),), {**attributes(obj), **plain})
+    newobj = copyreg.__newobj__  # type: ignore[attr-defined]  # (not in typeshed)
+    return (newobj, (type(obj),), {**attributes(obj), **plain})
 
 
 def refuse(obj: object, why: str) -> NoReturn:

@@ -128,10 +128,7 @@ class Parts:
     # call's fields by name, so that no pickle names the private _Call.
     def plain(self) -> PlainParts:
         """The parts as plain data."""
-        calls = [
-            (key, {n: getattr(call, n) for n in _Call.__slots__})
-            for key, call in self.calls.items()
-        ]
+        calls = [(key, _fields(call)) for key, call in self.calls.items()]
         return (list(self.text), list(self.reasoning), calls)
 
     @classmethod
