@@ -134,6 +134,7 @@ RUN_ONCE: dict[str, str] = {
     "test_readme_client": "the README's client against a local server",
     "test_reentrancy": "compares both cores itself",
     "test_replay": "the replay window",
+    "test_state_pickles": "pickles of the state machines and handles, which take items",
     "test_replay_redis": "the Redis replay store",
     "test_replay_finished": "the replay window's end",
     "test_replay_redis_finished": "the Redis replay store's end",

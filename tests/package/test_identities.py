@@ -7,27 +7,20 @@ pickle of a public value (the items, the errors, the records, the enums, NEED_DA
 names public paths only, at every protocol, and comes back equal: a later move inside
 the house breaks no pickle made today.
 
-What a pickle names is read back the way unpickling reads it: an Unpickler whose
-``find_class`` records every ``(module, name)`` it is asked for (GLOBAL, STACK_GLOBAL,
-INST and OBJ all go through it).  Every path under sse_sansio must be a face and a
-public name.  Outside the package, pickle itself writes a few standard-library
-helpers at the old protocols (``copyreg._reconstructor`` for a plain object and
-``_codecs.encode`` for bytes at protocols 0-2): they are the standard library's, not
-ours to move, and are the only private paths allowed.
-
-Out of scope, on purpose: the state machines (Watchdog, Tracker, ReplayWindow, ...)
-pickle their private parts (a clock, a dialect) and are not values to keep.
+What a pickle names is read back the way unpickling reads it (tests/helpers/pickles.py
+says how, and which standard-library helpers are allowed).  The state machines
+(Watchdog, Tracker, ReplayWindow, ...) and the handles that refuse pickling are
+tests/package/test_state_pickles.py's; every exported class is in one group or another.
 """
 
 from __future__ import annotations
 
 import copy
-import io
 import pickle
 import sys
 import traceback
 from importlib import import_module
-from types import FunctionType, ModuleType
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -56,32 +49,21 @@ from sse_sansio import (
     TruncatedStreamError,
     Verdict,
     llm,
-    stores,
     testing,
 )
 from sse_sansio._public import is_private_path, publish
 from sse_sansio._receive._connection import PyConnection
-
-FACES: tuple[ModuleType, ...] = (sse_sansio, llm, testing, stores)
-
-#: The standard library's own helpers that pickle writes at protocols 0-2 (Python 2
-#: spellings included): copyreg's reconstructor of plain objects, bytes as latin-1.
-STDLIB_HELPERS = frozenset(
-    {
-        ("copyreg", "_reconstructor"),
-        ("copy_reg", "_reconstructor"),
-        ("_codecs", "encode"),
-    }
+from tests.helpers.pickles import (
+    FACES,
+    HANDLES,
+    NO_INSTANCES,
+    PROTOCOLS,
+    STATE_MACHINES,
+    assert_public,
+    exported,
+    exported_classes,
+    load_recording,
 )
-
-PROTOCOLS = range(pickle.HIGHEST_PROTOCOL + 1)
-
-
-def exported(face: ModuleType) -> list[tuple[str, Any]]:
-    """The classes and functions of a face's ``__all__``."""
-    objects = [(name, getattr(face, name)) for name in face.__all__]
-    return [(n, o) for n, o in objects if isinstance(o, (type, FunctionType))]
-
 
 # ------------------------------------------------------------------- names and paths
 
@@ -166,36 +148,6 @@ def test_is_private_path(path: str, private: bool) -> None:
 
 
 # ------------------------------------------------------------------------- pickles
-
-
-class _Recorder(pickle.Unpickler):
-    """An Unpickler that records every global a pickle asks for."""
-
-    def __init__(self, data: bytes) -> None:
-        super().__init__(io.BytesIO(data))
-        self.names: list[tuple[str, str]] = []
-
-    def find_class(self, module: str, name: str) -> Any:
-        self.names.append((module, name))
-        return super().find_class(module, name)
-
-
-def load_recording(data: bytes) -> tuple[Any, list[tuple[str, str]]]:
-    recorder = _Recorder(data)
-    return recorder.load(), recorder.names
-
-
-def assert_public(names: list[tuple[str, str]]) -> None:
-    """Every global under sse_sansio is a face's public name; elsewhere, no private path
-    but the standard library's own helpers."""
-    assert names  # every pickle here names at least its class
-    for module, name in names:
-        path = f"{module}.{name}"
-        if module == "sse_sansio" or module.startswith("sse_sansio."):
-            assert not is_private_path(path), path
-            assert module in {face.__name__ for face in FACES}, path
-        else:
-            assert (module, name) in STDLIB_HELPERS or not is_private_path(path), path
 
 
 def same_error(a: BaseException, b: BaseException) -> bool:
@@ -300,22 +252,16 @@ def test_need_data_pickles_to_itself() -> None:
         assert pickle.loads(pickle.dumps(NEED_DATA, protocol)) is NEED_DATA
 
 
-def test_the_values_cover_every_exported_value_class() -> None:
+def test_every_exported_class_is_a_value_a_state_machine_a_handle_or_has_no_instances() -> None:
     # Every exported class whose instances are values to keep is built above; a new
-    # one must be added there.  Not values: the state machines, the protocols, the
-    # base class that is never raised, and Connection (it refuses pickle and copy).
-    not_values = {
-        *("AsyncRecorder", "Recorder", "CassetteServer", "Coalescer", "KeepalivePlanner"),
-        *("AsyncReplayWindow", "ReplayWindow", "MemoryStore", "ServerStream", "Watchdog"),
-        *("ReconnectPlanner", "Progress", "Reframer", "TextMerge", "Tracker"),
-        *("UIMessageStreamWriter", "AsyncRedisStreamStore", "RedisStreamStore"),
-        *("AsyncReplayStore", "ReplayStore", "Dialect", "ProtocolError", "Connection"),
-    }
+    # one must be added there, or to one of the other groups (tests/helpers/pickles.py),
+    # which test_state_pickles.py holds to a test case each.  A class in two groups is
+    # a mistake too.
     built = {type(value) for value in VALUES.values()}
-    for face in FACES:
-        for name, obj in exported(face):
-            if isinstance(obj, type) and name not in not_values:
-                assert obj in built, f"{face.__name__}.{name} has no value in VALUES"
+    values = {name for name, cls in exported_classes().items() if cls in built}
+    groups = [values, STATE_MACHINES, HANDLES, NO_INSTANCES]
+    for name in exported_classes():
+        assert sum(name in group for group in groups) == 1, f"{name}: in none or in two"
 
 
 def test_the_connection_refuses_pickle_and_copy(conn_cls: Any) -> None:
