@@ -105,6 +105,7 @@ RUN_ONCE: dict[str, str] = {
     "test_core_limits": "compares both cores itself (their buffers and limits)",
     "test_core_modes": "compares both cores itself (the opt-in modes' corners)",
     "test_core_module": "the compiled module object itself",
+    "test_core_sources": "the C sources, read as text",
     "test_cores": "compares both cores itself",
     "test_decode": "the compiled core's UTF-8 decoder against CPython's",
     "test_diagnostics": "the pure classifiers, called directly",
