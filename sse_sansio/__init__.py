@@ -31,6 +31,7 @@ from ._receive._implementation import IMPLEMENTATION, Connection
 from ._resume._replay import AsyncReplayWindow, ReplayWindow, Resume
 from ._resume._replay_store import AsyncReplayStore, MemoryStore, ReplayStore, StoreSnapshot
 from ._serializer import serialize
+from ._serve._relay import Relay
 from ._serve._server_stream import ServerStream
 from ._version import __version__
 
@@ -59,6 +60,7 @@ __all__ = [
     "ReceivedItem",
     "Reconnect",
     "ReconnectPlanner",
+    "Relay",
     "RemoteProtocolError",
     "ReplayStore",
     "ReplayWindow",

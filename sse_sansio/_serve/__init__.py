@@ -7,8 +7,10 @@ structure the framework adapters share (read the source, write what the stream h
 out, keepalives, backpressure, disconnects); ``_asgi.py`` (``sse_sansio.asgi``) and
 ``_aiohttp.py`` (``sse_sansio.aiohttp``) fit it to their frameworks, importing the
 framework only inside themselves, so that ``import sse_sansio`` imports none.
+``_relay.py`` (``sse_sansio.Relay``) is a source for gateways: an upstream's bytes
+parsed (``_receive``), watched (``_health``'s Watchdog) and judged (``llm``).
 
 What it may import: the top-level vocabulary, ``_health`` (the keepalive planner) and
-``_resume`` (the replay window); ``_receive`` and ``llm`` too, for a relay that parses
-an upstream (issue 33); never ``_client`` or ``_cli``.
+``_resume`` (the replay window); ``_receive`` and ``llm`` too, for the relay; never
+``_client`` or ``_cli``.
 """
