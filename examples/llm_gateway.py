@@ -10,7 +10,11 @@ forwards an Anthropic-style stream from its upstream to the client and
 - batches the deltas with a ``Coalescer`` (``llm.TextMerge`` joins text deltas), and
   writes ``message_stop`` and errors at once;
 - passes an upstream cut on as a cut: the client's chunked body ends without its last
-  chunk, never with a clean end.
+  chunk, never with a clean end;
+- waits for the client to take each write (``drain()``, for at most ``send_timeout``
+  seconds): a client that reads slowly slows the relay, and so the upstream, and one
+  that never reads is cut off, instead of the gateway holding everything the upstream
+  sends.
 Every deadline comes from the machines; the loop only waits for the earliest one.
 
 ``--demo`` also starts a fake upstream whose paths stall or cut (``/ok``,
@@ -56,9 +60,10 @@ class Gateway:
         progress: float = 60.0,
         keepalive: float = 15.0,
         delay: float = 0.02,
+        send_timeout: float = 30.0,
     ) -> None:
         self.upstream, self.first_byte, self.progress = upstream, first_byte, progress
-        self.keepalive, self.delay = keepalive, delay
+        self.keepalive, self.delay, self.send_timeout = keepalive, delay, send_timeout
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_writer = None
@@ -69,9 +74,9 @@ class Gateway:
             writer.write(HEAD)
             if await self.relay(up_reader, writer):
                 writer.write(b"0\r\n\r\n")  # the clean end, only for a finished answer
-            await writer.drain()
-        except (OSError, asyncio.IncompleteReadError):
-            pass
+            await asyncio.wait_for(writer.drain(), self.send_timeout)
+        except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError):
+            pass  # the upstream failed, or the client left or stopped reading: a cut
         finally:
             if up_writer is not None:
                 up_writer.close()
@@ -109,12 +114,12 @@ class Gateway:
                 while (item := conn.next_event()) is not NEED_DATA:
                     dog.saw_item(item, now, progress=progress.of(item))
                     if isinstance(item, EndOfStream):
-                        self.write(client, out.flush())
+                        await self.write(client, out.flush())
                         return False  # upstream ended: a cut unless message_stop came first
                     urgent = isinstance(item, Event) and item.type in ("message_stop", "error")
                     out.push(item, now, urgent=urgent)
                     if isinstance(item, Event) and item.type == "message_stop":
-                        self.write(client, out.flush())
+                        await self.write(client, out.flush())
                         return True
             verdict = dog.check(now)
             if not verdict.ok:
@@ -123,18 +128,25 @@ class Gateway:
                     "error": {"type": "gateway_timeout", "message": verdict.state},
                 }
                 out.push(Event(type="error", data=json.dumps(error)), now, urgent=True)
-                self.write(client, out.flush())
+                await self.write(client, out.flush())
                 return True
             if (batch := out.pop(now)) is not None:
-                self.write(client, batch)
+                await self.write(client, batch)
                 plan.sent(now)
             if (comment := plan.due(now)) is not None:
-                self.write(client, comment)
+                await self.write(client, comment)
 
-    @staticmethod
-    def write(client: asyncio.StreamWriter, data: bytes) -> None:
+    async def write(self, client: asyncio.StreamWriter, data: bytes) -> None:
+        """Write ``data`` as one chunk and wait until the client has taken it.
+
+        The wait is what bounds memory: while it lasts nothing is read from the
+        upstream, so TCP slows the upstream down too.  A client that takes nothing for
+        ``send_timeout`` seconds is given up on (asyncio.TimeoutError: the caller
+        closes the connection without the last chunk).
+        """
         if data:
             client.write(b"%x\r\n%s\r\n" % (len(data), data))
+            await asyncio.wait_for(client.drain(), self.send_timeout)
 
 
 # ---- the fake upstream of --demo and the tests ------------------------------------------

@@ -96,3 +96,55 @@ def test_an_upstream_cut_is_passed_on_as_a_cut() -> None:
     assert not clean
     assert _text(items) == "Hello"
     assert items[-1] == EndOfStream()  # the half event never reached the client
+
+
+def test_a_client_that_never_reads_stops_the_relay_and_is_cut_off() -> None:
+    # The upstream floods 64 MiB of deltas; the client sends its request and reads
+    # nothing.  The gateway waits for each write to drain, so it stops reading the
+    # upstream (whose own writes then block), and after send_timeout it gives up on
+    # the client: the upstream never gets to send it all, and the body has no end.
+    total = 64 * 1024 * 1024
+    event = gateway._delta("x" * 16384)
+    sent = 0
+
+    async def main() -> bytes:
+        nonlocal sent
+        finished = asyncio.Event()
+
+        async def flood(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal sent
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
+            try:
+                while sent < total:
+                    writer.write(event)
+                    await writer.drain()
+                    sent += len(event)
+            except OSError:
+                pass  # the gateway closed the upstream connection
+            finally:
+                finished.set()
+                writer.close()
+
+        fake = await asyncio.start_server(flood, "127.0.0.1", 0)
+        relay = gateway.Gateway(
+            ("127.0.0.1", fake.sockets[0].getsockname()[1]),
+            first_byte=5.0,
+            progress=5.0,
+            keepalive=1.0,
+            send_timeout=0.5,
+        )
+        server = await asyncio.start_server(relay.handle, "127.0.0.1", 0)
+        async with fake, server:
+            reader, writer = await asyncio.open_connection(
+                "127.0.0.1", server.sockets[0].getsockname()[1]
+            )
+            writer.write(b"GET /flood HTTP/1.1\r\nHost: gw\r\n\r\n")
+            await asyncio.wait_for(finished.wait(), 30)
+            body = await asyncio.wait_for(reader.read(-1), 30)  # the gateway closed it
+            writer.close()
+        return body
+
+    body = asyncio.run(main())
+    assert sent < total
+    assert not body.endswith(b"0\r\n\r\n")
