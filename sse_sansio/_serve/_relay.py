@@ -36,10 +36,12 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import NoReturn
 
 from sse_sansio._errors import LocalProtocolError, StreamCut
 from sse_sansio._events import AnyItem, Comment, EndOfStream, Event
 from sse_sansio._health._watchdog import Verdict, Watchdog
+from sse_sansio._pickling import refuse
 from sse_sansio._receive._connection import NEED_DATA
 from sse_sansio._receive._implementation import Connection
 from sse_sansio.llm import (
@@ -126,6 +128,10 @@ class Relay:
         self._iterated = False
         self.outcome: Outcome | None = None
         self.verdict: Verdict | None = None
+
+    def __reduce__(self) -> NoReturn:
+        # A handle, not a value: it reads a live upstream (sse_sansio/_pickling.py).
+        refuse(self, "it reads a live upstream; keep its outcome and verdict instead")
 
     def __aiter__(self) -> AsyncIterator[Relayed]:
         if self._iterated:

@@ -491,25 +491,14 @@ HANDLE_CASES: dict[str, Callable[[], Any]] = {
 }
 
 #: What names the refusal: ours say "a <class> cannot be pickled or copied"; the
-#: Connection's own message names it; the relay's is pickle's own, about its upstream.
-REFUSAL = {
-    "Connection": "Connection",
-    "Relay": "async_generator",
-}
+#: Connection's own message names it.
+REFUSAL = {"Connection": "Connection"}
 
 
-#: Relay's module (_serve/_relay.py, another change under way) gives it no __reduce__
-#: yet: pickle fails on its upstream, but a shallow copy shares its Connection.  Strict:
-#: once it refuses, this mark must go.
-RELAY_COPIES = pytest.mark.xfail(strict=True, reason="Relay has no __reduce__ yet")
-
-
-def handle_params(copying: bool) -> list[Any]:
+def handle_params() -> list[Any]:
     params = []
     for name in HANDLE_CASES:
         marks = [pytest.mark.slow] if name == "CassetteServer" else []  # a live server
-        if copying and name == "Relay":
-            marks.append(RELAY_COPIES)
         params.append(pytest.param(name, marks=marks, id=name))
     return params
 
@@ -526,7 +515,7 @@ def made(name: str) -> Iterator[Any]:
             handle.close()
 
 
-@pytest.mark.parametrize("name", handle_params(copying=False))
+@pytest.mark.parametrize("name", handle_params())
 def test_a_handle_refuses_pickle_at_every_protocol(name: str) -> None:
     expected = REFUSAL.get(name, f"^a {name} cannot be pickled or copied: ")
     with made(name) as handle:
@@ -535,7 +524,7 @@ def test_a_handle_refuses_pickle_at_every_protocol(name: str) -> None:
                 pickle.dumps(handle, protocol)
 
 
-@pytest.mark.parametrize("name", handle_params(copying=True))
+@pytest.mark.parametrize("name", handle_params())
 def test_a_handle_refuses_copy_and_deepcopy(name: str) -> None:
     expected = REFUSAL.get(name, f"^a {name} cannot be pickled or copied: ")
     with made(name) as handle:
