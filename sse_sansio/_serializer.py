@@ -19,6 +19,18 @@
 # write another line; an int subclass's too), checks the copies with the constructors'
 # own rules, and writes only the copies, by concatenation: no f-string or format() ever
 # sees a caller's object.
+#
+# The fast path (issue 33: serialize() within 3x of an f-string) keeps that invariant
+# for the items nearly every call gets: an exact Event (or Comment) whose value slots
+# hold exact strs and no retry.  For those the copies are the values themselves, the
+# class's methods are tuple's own, and the rules reduce to a few substring tests, each
+# the same test the constructor makes: the type is "message" or a non-empty str
+# without CR or LF, the id has no CR, LF or NUL, the comment text no CR or LF.  (Its
+# f-strings see exact strs only, which format as themselves.)  An item
+# that fails any of them (or has a retry, a subclass, a short tuple) takes the full
+# path, which refuses or writes it exactly as before.  So an Event built by tuple.__new__
+# or unpickled is still checked, at the price of those tests, not trusted: being exact
+# types is what makes the tests sound, not where the item came from.
 
 from __future__ import annotations
 
@@ -53,6 +65,17 @@ def serialize(item: Event | Comment) -> bytes:
             its text holds a lone surrogate, which UTF-8 cannot encode.
     """
     cls = type(item)  # not isinstance(): an object can fake its __class__
+    if cls is Event:
+        text = _plain_event(item)
+        if text is not None:
+            try:
+                return text.encode()
+            except UnicodeEncodeError:
+                pass  # the full path words the error
+    elif cls is Comment:
+        text = _plain_comment(item)
+        if text is not None:
+            return _encode(text)
     if issubclass(cls, Event):
         return _encode(_event_text(_values(item, 4, "Event")))
     if issubclass(cls, Comment):
@@ -67,6 +90,42 @@ def _values(item: Event | Comment, count: int, owner: str) -> tuple[object, ...]
     if len(values) != count:
         raise LocalProtocolError(f"malformed {owner}: {count} value fields expected")
     return values
+
+
+def _plain_event(item: Event) -> str | None:
+    """The text of an exact Event whose values are exact strs that pass the
+    constructor's tests and whose retry is None; None for any other (the full path's)."""
+    try:
+        event_type, data, event_id, retry = item[:4]  # an exact Event: tuple's own slice
+    except ValueError:  # a malformed tuple.__new__ item
+        return None
+    if retry is not None or type(event_type) is not str or type(data) is not str:
+        return None
+    if type(event_id) is not str:
+        return None
+    if event_type == "message" and not event_id and "\n" not in data and "\r" not in data:
+        return f"data: {data}\n\n"  # the common event; exact strs format as themselves
+    if event_id and ("\n" in event_id or "\r" in event_id or "\0" in event_id):
+        return None
+    if event_type != "message" and (not event_type or "\n" in event_type or "\r" in event_type):
+        return None
+    if "\n" in data or "\r" in data:
+        # "split on CRLF, LF and CR": one data line per line of data.
+        data = data.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\ndata: ")
+    head = "" if event_type == "message" else f"event: {event_type}\n"
+    tail = f"id: {event_id}\n\n" if event_id else "\n"
+    return f"{head}data: {data}\n{tail}"
+
+
+def _plain_comment(item: Comment) -> str | None:
+    """The line of an exact Comment whose text is an exact str without CR or LF."""
+    try:
+        text, _, _, _ = item
+    except ValueError:
+        return None
+    if type(text) is not str or "\n" in text or "\r" in text:
+        return None
+    return ": " + text + "\n"
 
 
 def _event_text(values: tuple[object, ...]) -> str:

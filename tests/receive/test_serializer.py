@@ -7,6 +7,8 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sse_sansio import Comment, EndOfStream, Event, LocalProtocolError, serialize
 from tests.helpers import chunkings, feed
@@ -302,3 +304,90 @@ def test_an_object_faking_its_class_is_refused() -> None:
     assert isinstance(fake, Event)
     with pytest.raises(LocalProtocolError, match="not Fake"):
         serialize(fake)
+
+
+# The fast path (issue 33, item 6): an exact Event or Comment whose values are exact
+# strs skips the copies, never a test.  It must write what the full path writes (an
+# Event subclass always takes the full path), and refuse what the full path refuses.
+
+
+class Plain(Event):
+    """An Event subclass that overrides nothing: serialize() takes its full path."""
+
+    __slots__ = ()
+
+
+_TEXT = st.text(alphabet=st.sampled_from("ab:\r\n\x00 é🙂"), max_size=8)
+
+
+@given(
+    event_type=st.one_of(st.just("message"), _TEXT),
+    data=_TEXT,
+    event_id=_TEXT,
+    retry=st.one_of(st.none(), st.integers(0, 10**6)),
+)
+def test_the_fast_path_writes_or_refuses_what_the_full_path_does(
+    event_type: str, data: str, event_id: str, retry: int | None
+) -> None:
+    values = (event_type, data, event_id, retry)
+    assert _outcome(_raw_event(*values)) == _outcome(_raw_sub(*values))
+
+
+@given(text=_TEXT)
+def test_a_comment_on_the_fast_path_writes_or_refuses_what_the_full_path_does(text: str) -> None:
+    class PlainComment(Comment):
+        __slots__ = ()
+
+    fast = tuple.__new__(Comment, (text, -1, -1, None))
+    assert _outcome(fast) == _outcome(tuple.__new__(PlainComment, (text, -1, -1, None)))
+
+
+def _outcome(item: Event | Comment) -> bytes | str:
+    """What serialize() writes, or the message it refuses with."""
+    try:
+        return serialize(item)
+    except LocalProtocolError as exc:
+        return str(exc)
+
+
+def _raw_sub(*values: object) -> Event:
+    return tuple.__new__(Plain, (*values, -1, -1, None))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ("message", "x", "1", None, -1, -1, None, "extra"),  # longer than an Event
+        ("message", "x", "1"),  # shorter
+    ],
+)
+def test_an_event_of_the_wrong_length_is_checked_by_the_full_path(
+    values: tuple[object, ...],
+) -> None:
+    item = tuple.__new__(Event, values)
+    if len(values) < 4:
+        with pytest.raises(LocalProtocolError, match="malformed Event"):
+            serialize(item)
+    else:  # the first four slots are the values, whichever path writes them
+        assert serialize(item) == b"data: x\nid: 1\n\n"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        _raw_event("message", "x", "ok\ndata: injected", None),
+        _raw_event("message", "x", "ok\rdata: injected", None),
+        _raw_event("message", "x", "ok\x00", None),
+        _raw_event("ok\ndata: injected", "x", "", None),
+        _raw_event("ok\rdata: injected", "x", "", None),
+        _raw_event("", "x", "", None),
+        tuple.__new__(Comment, ("ok\ndata: injected", -1, -1, None)),
+        tuple.__new__(Comment, ("ok\rdata: injected", -1, -1, None)),
+    ],
+    ids=repr,
+)
+def test_exact_items_past_the_constructor_that_could_inject_a_line_are_refused(
+    item: Event | Comment,
+) -> None:
+    with pytest.raises(LocalProtocolError, match="may not"):
+        serialize(item)
