@@ -11,12 +11,21 @@
 #   an NTP step, does).  An equal ``now`` is fine: many calls share one reading.
 # - A duration (an option in seconds) is a finite number >= 0, or > 0 where zero would
 #   make a loop spin; None turns the clock off where the option allows it.
+#
+# The hot path: these checks run on every call of every state machine, several per
+# event, so Clock.read() first tries the one comparison chain that settles the common
+# case: an exact float with ``latest <= now < inf`` is finite (NaN fails every
+# comparison, an infinity fails ``< inf``) and not backwards.  Anything else (an int, a
+# subclass, NaN, an infinity, a step back) takes the full check, which accepts or
+# refuses it exactly as before.
 
 from __future__ import annotations
 
 import math
 
 __all__ = ["Clock", "duration", "seconds"]
+
+_INFINITY = math.inf
 
 
 def _number(value: object, what: str) -> float:
@@ -56,6 +65,9 @@ class Clock:
 
     def read(self, now: float, method: str) -> float:
         """Check ``now`` as passed to ``method`` and remember it."""
+        if type(now) is float and self.latest <= now < _INFINITY:
+            self.latest = now
+            return now
         number = _number(now, f"{self.owner}.{method}(): now")
         if number < self.latest:
             raise ValueError(

@@ -29,6 +29,10 @@
 # there.
 # Invariant (property-tested): parsing the concatenated output gives the pushed items,
 # in order.
+#
+# The hot path (issue 33: the health layers within 3x of the parse, per event): an item
+# is serialized once, when pushed (serialize() checks it; nothing re-checks or
+# re-serializes it later), and a push or a pop of one frame is a few attribute updates.
 
 from __future__ import annotations
 
@@ -142,15 +146,14 @@ class Coalescer:
                 :attr:`deadline` comes).  Nothing changes.
         """
         now = self._clock.read(now, "push")
-        if isinstance(frame, (bytes, bytearray, memoryview)):
-            data = _whole(bytes(frame))
-            self._check_room(len(data))
-            self._seal()
-            self._add(data)
-        elif isinstance(frame, (Event, Comment)):
+        if isinstance(frame, Event):
             # A retry field tells the client how long to wait: it must not wait here.
-            urgent = urgent or (isinstance(frame, Event) and frame.retry is not None)
+            urgent = urgent or frame.retry is not None
             self._add_item(frame, urgent)
+        elif isinstance(frame, Comment):
+            self._add_item(frame, urgent)
+        elif isinstance(frame, (bytes, bytearray, memoryview)):
+            self._add(_whole(bytes(frame)))
         else:
             raise TypeError(f"Coalescer.push() takes bytes, an Event or a Comment, not {frame!r}")
         if self._since is None:
@@ -161,14 +164,18 @@ class Coalescer:
     def pop(self, now: float) -> bytes | None:
         """The bytes to write now (whole frames, in order), or None if none are due."""
         now = self._clock.read(now, "pop")
-        deadline = self.deadline
-        if deadline is None or now < deadline:
+        since = self._since
+        if since is None:
+            return None
+        due_at = self._due_at
+        if now < (since + self._max_delay if due_at is None else due_at):
             return None
         return self.flush()
 
     def flush(self) -> bytes:
         """Everything held, due or not (``b""`` when nothing is): the end of the stream."""
-        self._seal()
+        if self._pending is not None:
+            self._seal()
         out = b"".join(self._frames)
         self._frames.clear()
         self._size = 0
@@ -177,10 +184,7 @@ class Coalescer:
 
     def _add_item(self, item: Event | Comment, urgent: bool) -> None:
         if self._merge is None or not isinstance(item, Event) or urgent:
-            data = serialize(item)
-            self._check_room(len(data))
-            self._seal()
-            self._add(data)
+            self._add(serialize(item))
             return
         pending = self._pending
         merged = None if pending is None else self._merge.merge(pending[0], item)
@@ -205,8 +209,14 @@ class Coalescer:
             )
 
     def _add(self, data: bytes) -> None:
+        """Hold the whole frames ``data`` after what is held (refused past max_buffer)."""
+        size = self._size
+        if size and size + len(data) > self._max_buffer:
+            self._check_room(len(data))  # raises, with the numbers
+        if self._pending is not None:
+            self._seal()
         self._frames.append(data)
-        self._size += len(data)
+        self._size = size + len(data)
 
     def _seal(self) -> None:
         """The pending event can no longer be merged into: hold it as a frame."""

@@ -139,16 +139,19 @@ class Watchdog:
             raise TypeError(
                 f"Watchdog.saw_item(): progress must be a bool or None, not {progress!r}"
             )
-        if isinstance(item, EndOfStream):
-            self._ended = True
-            return
+        # Events first: they are nearly every call (issue 33 counts this path per event).
         if isinstance(item, _EVENTS):
             moved = True if progress is None else progress
         elif isinstance(item, _LIFE):
             moved = bool(progress)
+        elif isinstance(item, EndOfStream):
+            self._ended = True
+            return
         else:
             raise TypeError(f"Watchdog.saw_item() takes an item of the parser, not {item!r}")
-        self._alive(now)
+        if self._first is None:
+            self._first = now
+        self._life = now
         if moved:
             self._moved = now
 

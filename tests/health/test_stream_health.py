@@ -464,3 +464,44 @@ def test_coalesced_output_parses_to_the_input_items_in_order(
             item = Event(type=item.type, data=item.data, id=last_id, retry=item.retry)
         expected.append(item)
     assert parsed == expected
+
+
+# Clock.read() settles an exact float that is finite and not backwards with one
+# comparison chain (issue 33, item 6); every float it must refuse falls through to the
+# full check.  Each clocked machine, after a float time:
+_CLOCKED = {
+    "Watchdog.saw_bytes": lambda: Watchdog(idle=1, now=1.0).saw_bytes,
+    "KeepalivePlanner.due": lambda: KeepalivePlanner(interval=1, now=1.0).due,
+    "Coalescer.pop": lambda: Coalescer(max_bytes=1, max_delay=0, now=1.0).pop,
+}
+
+
+@pytest.mark.parametrize("method", list(_CLOCKED), ids=str)
+@pytest.mark.parametrize(
+    ("now", "message"),
+    [
+        (math.nan, "now must be finite"),
+        (math.inf, "now must be finite"),
+        (-math.inf, "now must be finite"),
+        (0.5, "now went backwards"),
+    ],
+    ids=["nan", "inf", "-inf", "backwards"],
+)
+def test_a_float_the_clock_must_refuse_never_takes_its_fast_path(
+    method: str, now: float, message: str
+) -> None:
+    call = _CLOCKED[method]()
+    if method == "Watchdog.saw_bytes":
+        call(1, 2.0)
+    else:
+        call(2.0)
+    with pytest.raises(ValueError, match=message):
+        call(1, now) if method == "Watchdog.saw_bytes" else call(now)
+
+
+def test_the_clock_fast_path_remembers_the_time_it_took() -> None:
+    planner = KeepalivePlanner(interval=1, now=1.0)
+    assert planner.due(1.5) is None
+    assert planner.due(2.25) == b":\n"  # 2.25 >= 1.0 + 1: read through the fast path
+    with pytest.raises(ValueError, match=r"now went backwards \(2.0 after 2.25\)"):
+        planner.due(2.0)
