@@ -29,6 +29,15 @@
 # stay near an f-string plus a list append (issue 33); the Coalescer's merge hook and
 # its clock check per push are work this path does not need.  The keepalive comment
 # and its rules (the first-byte phase, padding) are the KeepalivePlanner's, reused.
+#
+# The hot path (issue 33: send + data_to_send within 2x an f-string and a deque): the
+# planner learns of a write lazily.  A hand-out only notes its time (``_unsaid``); the
+# planner is told (``sent``) before anyone reads it (``deadline``, a keepalive check),
+# which gives it the same history, one call per wake-up instead of one per frame.
+# send() and data_to_send() also take Clock.read()'s fast path inline (an exact float,
+# finite and not backwards, is simply remembered; anything else gets the full check),
+# and read an exact Event's id and retry from its slots (a subclass may override the
+# properties: it pays for them).
 
 from __future__ import annotations
 
@@ -100,6 +109,7 @@ class ServerStream:
         self._frames: list[bytes] = []
         self._size = 0
         self._due_at: float | None = None  # when the queued frames are due
+        self._unsaid: float | None = None  # the latest hand-out the planner is not told of
         self._state: State = "open"
 
     @property
@@ -118,9 +128,10 @@ class ServerStream:
         """The next time :meth:`data_to_send` can return something new (queued frames
         coming due, or a keepalive), or None when only a :meth:`send` can change that."""
         due = self._due_at
-        if self._state != "open" or self._planner is None:
+        planner = self._told_planner()
+        if self._state != "open" or planner is None:
             return due
-        keepalive = self._planner.deadline
+        keepalive = planner.deadline
         return keepalive if due is None or keepalive < due else due
 
     def send(
@@ -144,15 +155,23 @@ class ServerStream:
             TypeError: ``item`` is none of the above.
             ValueError: bytes that are empty or do not end with a line end.
         """
-        now = self._clock.read(now, "send")
+        clock = self._clock
+        if type(now) is float and clock.latest <= now < _INFINITY:
+            clock.latest = now
+        else:
+            now = clock.read(now, "send")
         if self._state in ("ended", "cut"):
             raise LocalProtocolError(f"send() after end(): the stream is {self._state}")
         if isinstance(item, Event):
             if self._window is not None:
                 item = self._window.append(item)
             frame = serialize(item)
-            ident = item.id or None
-            urgent = urgent or item.retry is not None
+            if type(item) is Event:
+                ident, retry = item[2], item[3]
+            else:
+                ident, retry = item.id, item.retry
+            ident = ident or None
+            urgent = urgent or retry is not None
         else:
             frame = self._frame(item)
             ident = None
@@ -162,14 +181,20 @@ class ServerStream:
 
     def data_to_send(self, now: float) -> bytes:
         """The bytes to write now: due frames, or a keepalive; ``b""`` when nothing."""
-        now = self._clock.read(now, "data_to_send")
-        planner = self._planner
+        clock = self._clock
+        if type(now) is float and clock.latest <= now < _INFINITY:
+            clock.latest = now
+        else:
+            now = clock.read(now, "data_to_send")
         due_at = self._due_at
-        if due_at is not None:
-            keepalive_due = planner is not None and planner.deadline <= now
-            if due_at <= now or keepalive_due:
-                return self._hand_out(now)
-        if planner is not None and self._state == "open":
+        if due_at is not None and due_at <= now:
+            return self._hand_out(now)
+        planner = self._told_planner()
+        if planner is None:
+            return b""
+        if due_at is not None and planner.deadline <= now:
+            return self._hand_out(now)  # a keepalive is due: the held frames go instead
+        if self._state == "open":
             return planner.due(now) or b""
         return b""
 
@@ -255,9 +280,16 @@ class ServerStream:
         self._frames.clear()
         self._size = 0
         self._due_at = None
-        if self._planner is not None:
-            self._planner.sent(now)
+        self._unsaid = now
         return out
+
+    def _told_planner(self) -> KeepalivePlanner | None:
+        """The keepalive planner, told of the latest hand-out first (None: no keepalives)."""
+        planner = self._planner
+        if planner is not None and self._unsaid is not None:
+            planner.sent(self._unsaid)
+            self._unsaid = None
+        return planner
 
     # Pickling (issue 32, item 4): worth keeping: the frames queued, the times and the
     # state are plain data, and its keepalive planner and replay window pickle by their

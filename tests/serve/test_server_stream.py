@@ -295,6 +295,23 @@ def test_the_event_id_is_returned_without_a_window() -> None:
     assert stream.send(Event(data="a"), 0) is None
 
 
+def test_an_event_subclass_is_read_through_its_properties() -> None:
+    # An exact Event's id and retry are read from its slots (issue 33, item 6); a
+    # subclass's through its fields, which it may compute.
+    class Tagged(Event):
+        __slots__ = ()
+
+        @property
+        def id(self) -> str:  # type: ignore[override]
+            return "tag-" + str(self[2])
+
+    stream = ServerStream(now=0, coalesce_delay=5.0)
+    assert stream.send(Tagged(data="a", id="1"), 0) == "tag-1"
+    assert stream.data_to_send(0) == b""  # held: no retry, not urgent
+    assert stream.send(Tagged(data="b", retry=10), 1) == "tag-"
+    assert stream.data_to_send(1) == b"data: a\nid: 1\n\ndata: b\nretry: 10\n\n"
+
+
 # --- refusals ------------------------------------------------------------------------------
 
 
