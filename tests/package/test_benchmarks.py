@@ -349,3 +349,25 @@ def test_reference_rows() -> None:
     assert cell.fastest_peer() is None
     cell.node = "unavailable (node not found)"
     assert run.reference_rows([cell])[2] == f"| {run.NODE_ROW} | unavailable (node not found) |"
+
+
+def test_the_layers_benchmark_runs_and_its_floors_write_what_the_paths_write(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # benchmarks/layers.py (issue 33, item 6) checks each path against its floor's bytes
+    # before timing (SystemExit otherwise), then prints one ratio per pair.
+    from benchmarks import layers
+    from sse_sansio import Event
+
+    assert layers.main(["--events", "50", "--rounds", "1"]) == 0
+    rows = capsys.readouterr().out.splitlines()[2:]
+    assert [row.split()[0] for row in rows] == [
+        "send",
+        "layers",
+        "serialize",
+        "serialize",
+        "serialize",
+    ]
+    built = [Event(data="x", id="7")]
+    assert layers.send_path(built)() == b"data: x\nid: 7\n\n"
+    assert layers.send_floor(built)() == b"data: x\n\n"  # the floor writes no id: told apart
