@@ -66,16 +66,16 @@ def serialize(item: Event | Comment) -> bytes:
     """
     cls = type(item)  # not isinstance(): an object can fake its __class__
     if cls is Event:
-        text = _plain_event(item)
-        if text is not None:
+        plain = _plain_event(item)
+        if plain is not None:
             try:
-                return text.encode()
+                return plain.encode()
             except UnicodeEncodeError:
                 pass  # the full path words the error
     elif cls is Comment:
-        text = _plain_comment(item)
-        if text is not None:
-            return _encode(text)
+        plain = _plain_comment(item)
+        if plain is not None:
+            return _encode(plain)
     if issubclass(cls, Event):
         return _encode(_event_text(_values(item, 4, "Event")))
     if issubclass(cls, Comment):
@@ -92,7 +92,7 @@ def _values(item: Event | Comment, count: int, owner: str) -> tuple[object, ...]
     return values
 
 
-def _plain_event(item: Event) -> str | None:
+def _plain_event(item: tuple[object, ...]) -> str | None:
     """The text of an exact Event whose values are exact strs that pass the
     constructor's tests and whose retry is None; None for any other (the full path's)."""
     try:
@@ -117,7 +117,7 @@ def _plain_event(item: Event) -> str | None:
     return f"{head}data: {data}\n{tail}"
 
 
-def _plain_comment(item: Comment) -> str | None:
+def _plain_comment(item: tuple[object, ...]) -> str | None:
     """The line of an exact Comment whose text is an exact str without CR or LF."""
     try:
         text, _, _, _ = item

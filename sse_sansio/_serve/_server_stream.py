@@ -166,6 +166,8 @@ class ServerStream:
             if self._window is not None:
                 item = self._window.append(item)
             frame = serialize(item)
+            ident: str | None
+            retry: int | None
             if type(item) is Event:
                 ident, retry = item[2], item[3]
             else:

@@ -10,6 +10,7 @@ is its input items in order, cut only between frames.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -469,7 +470,7 @@ def test_coalesced_output_parses_to_the_input_items_in_order(
 # Clock.read() settles an exact float that is finite and not backwards with one
 # comparison chain (issue 33, item 6); every float it must refuse falls through to the
 # full check.  Each clocked machine, after a float time:
-_CLOCKED = {
+_CLOCKED: dict[str, Callable[[], Callable[..., object]]] = {
     "Watchdog.saw_bytes": lambda: Watchdog(idle=1, now=1.0).saw_bytes,
     "KeepalivePlanner.due": lambda: KeepalivePlanner(interval=1, now=1.0).due,
     "Coalescer.pop": lambda: Coalescer(max_bytes=1, max_delay=0, now=1.0).pop,
