@@ -82,7 +82,7 @@ class Relay:
 
     Args:
         upstream: The upstream's body, as an async iterable of byte chunks.
-        dialect: One of :data:`sse_sansio.llm.DIALECT_NAMES` (``"openai-chat"``...):
+        dialect: One of :data:`sse_sansio.llm.DIALECT_NAMES`:
             an :class:`llm.Tracker <sse_sansio.llm.Tracker>` judges the answer, and
             :class:`llm.Progress <sse_sansio.llm.Progress>` tells the watchdog what
             progress is.  None: bytes and events only.
