@@ -13,10 +13,10 @@
 # (one C-level split per window).  The work done for every line (the blank line that
 # dispatches, a comment, a data line, the size check) is inline here, because a Python
 # call per line costs about 42 ns; what runs once per window, per stream or rarely (an
-# event, id or retry field, a big line, a decoding error, the end of the stream) is in
-# named functions.  Where a window holds a run of blocks of one shape (the usual LLM
-# stream), uniform_blocks() in _uniform.py reads the run column by column with C-level
-# iterators, and the line loop goes on after it.
+# event, id or retry field, a big line, a decoding error, the end of the stream, an
+# opt-in mode's work) is in named functions.  Where a window holds a run of blocks of
+# one shape (the usual LLM stream), uniform_blocks() in _uniform.py reads the run
+# column by column with C-level iterators, and the line loop goes on after it.
 #
 # The size limit, in one place.  A block (from its first field line, the comments
 # among its fields included, to the blank line that dispatches it) may not reach past
@@ -29,7 +29,8 @@
 #   comparison per window; otherwise the lines skip the check);
 # - the line still arriving, when it grows past ``watch`` (the room the block has left,
 #   or SPILL if that is less), at each chunk without a line end and at each window end;
-#   spill() in _lines.py then refuses it or moves its bytes aside;
+#   spill() in _lines.py then refuses it or moves its bytes aside, at the window's end
+#   (a chunk without a line end goes through the window loop only then);
 # - uniform_blocks() is not used on a window that may reach the deadline.
 #
 # Invariants, and why the whole thing is linear in the bytes received:
@@ -49,18 +50,21 @@
 # Diagnostics (Connection(diagnostics=True)), in the same loop: the spec's rules that
 # ignore a field (an unknown name, an invalid retry, an id holding NUL) and the blank
 # line that ends a block without data each hand out a Diagnostic where they apply; the
-# stream's first line is looked at once, before the loop (_lines.sniff_head()).  The
-# words are _diagnostics.py's.  The default path pays one test of a local in the
-# branches that ignore something and at a blank line that dispatches nothing; a
-# diagnostics connection reads every line in the loop (no uniform_blocks()).
+# stream's first line is looked at once, before the loop (_start()).  The items are
+# made out of line (_ignored(), _discarded()), in _diagnostics.py's words.  The default
+# path pays one test of a local in the branches that ignore something and at a blank
+# line that dispatches nothing; a diagnostics connection reads every line in the loop
+# (no uniform_blocks()).
 #
 # The opt-in modes (on_oversize="skip", piece_size), at the same three checks.  Such a
 # connection runs this loop too, with ``bound`` (the limit, or piece_size if less) in
 # the limit's place: a block that stays short of it is read here like any other.  Where
 # the limit would refuse a block, the block goes to a Modes object (_modes.py) instead,
-# with what the loop built of it and the line still arriving; from there on (``modal``,
-# deadline -1, so that every line takes the check's branch) each of its lines goes
-# there, and the blank line that dispatches it gives the next block back to the loop.
+# with what the loop built of it (a Block) and the line being walked: Modes.take_line()
+# at a complete line, Modes.take_arriving() at the line still arriving, sub-generators
+# the loop delegates to.  From there on (``modal``, deadline -1, so that every line
+# takes the check's branch) each of its lines goes there, and the blank line that
+# dispatches it gives the next block back to the loop.
 # The default path pays one test of a local per chunk without a line end, and the
 # window's end offset kept in a local: +0.8% instructions per item on llm at 64-byte
 # chunks, +0.1% at 16 KiB (benchmarks/callgrind.py, CPython 3.12).  Issue 20 chose this
@@ -70,10 +74,12 @@
 # Measured, not guessed: each speed trick says why it is there, and the commit that made
 # it gives what it saved in instructions counted by callgrind.
 #
-# Why parse() is long (about 430 lines, nested 7 deep: the try that fails the
-# connection, the chunk, window, run and line loops, and two levels of tests in the line
-# loop; comments and the spec's words are a quarter of its lines, and the opt-in modes'
-# three handovers, about 60 lines, sit in branches the default path never enters).
+# Why parse() is long (300 lines, nested 7 deep: the try that fails the connection, the
+# chunk, window, run and line loops, and two levels of tests in the line loop; comments
+# and the spec's words are a quarter of its lines).  The opt-in modes, keep_raw and
+# diagnostics reach it only as calls, in branches the default path never enters: issue
+# 32 moved their work out (Modes.take_line() and take_arriving(), _spilled_line(),
+# _raw_event(), _start(), _ignored(), _discarded()), from 436 lines nested 9 deep.
 # Each shorter shape tried costs about 2% of the 3% the core may lose, and any two of
 # them pass it, counted by benchmarks/callgrind.py on llm at 64-byte chunks (36,230
 # instructions per event before): there a window is a chunk holding about a quarter
@@ -86,13 +92,13 @@
 # - the chunk, window and run loops in a cut_lines() generator with its state in a
 #   __slots__ object (an earlier attempt): about +10%.
 # What moved out of line at no measurable cost: the LF of a CRLF split across windows
-# (_past_lf), big lines (and keep_raw's, _kept_line and
-# _deferred_event), decoding errors, the end of stream.
+# (_past_lf), big lines (and keep_raw's, _kept_line), decoding errors, the end of
+# stream, what the options make of the loop (_options), and the opt-in work above.
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Final, NamedTuple, NoReturn
 
 from sse_sansio._events import AnyItem, Comment, Diagnostic, EndOfStream, Event
@@ -118,7 +124,7 @@ if TYPE_CHECKING:
     from ._raw import RawBytes
     from ._stream import ChunkQueue, StreamState
 
-__all__ = ["DEFAULT_TUNING", "Tuning", "parse"]
+__all__ = ["DEFAULT_TUNING", "Block", "Tuning", "parse"]
 
 
 class Tuning(NamedTuple):
@@ -138,6 +144,24 @@ class Tuning(NamedTuple):
 
 DEFAULT_TUNING: Final = Tuning()
 
+
+class Block(NamedTuple):
+    """What parse() built of a block it hands to _modes.py (its locals of that name)."""
+
+    mark: int  # the block's first byte, where the limit counts from (deadline - bound)
+    event_start: int  # the stream offset of its first field line; -1: none yet
+    event_type: str  # the event type buffer, "" already read as "message"
+    id_buffer: str  # the last event ID buffer
+    block_retry: int | None  # a valid retry value in the block
+    # Diagnostics: the event_start of the last block that took an id field (blocks start
+    # at different offsets, so parse() needs no reset at each blank line).
+    id_block: int
+    # The data buffer: its first line and, once there is a second, the list of all its
+    # lines (most events have one data line).
+    data_first: str | None
+    data_lines: list[str] | None
+
+
 # The data buffer joins every this many lines into one string.
 FOLD_LINES: Final = 256
 
@@ -147,6 +171,9 @@ BIG_LINE: Final = 64 * 1024
 _NO_LIMIT: Final = sys.maxsize
 
 Item = AnyItem | NeedData
+
+# What the line still arriving does past SPILL: _lines.spill() or count_spill().
+Spill = Callable[[bytearray, list[bytes], int, int, int, int], int]
 
 
 def parse(
@@ -165,93 +192,48 @@ def parse(
     """The parser: a generator that next_event() resumes once per item.
 
     It takes chunks from ``queue`` and leaves in ``state`` what outlives an item;
-    ``raw_store`` is keep_raw's bookkeeping, or None.  ``strict`` (errors="strict"),
-    ``limit`` (max_event_size, sys.maxsize for none) and ``last_event_id`` are the
-    Connection's options, checked there; ``tuning`` holds the test switches.
-    ``diagnostics`` (the option) adds Diagnostic items: the look at the stream's
-    first line, one per field line the spec ignores, one per block without data.
-    ``skip`` (on_oversize="skip") and ``piece_size`` hand a block that grows near the
-    limit or piece_size to _modes.py (see "The opt-in modes" in the module header).
-
-    The one long function of the package, and the one over the package's bar of about
-    100 lines and 5 levels of nesting (see "Why parse() is long" in the module header):
-    everything it does for each line, each window and each chunk is inline, for speed.
-    """
+    ``raw_store`` is keep_raw's bookkeeping, or None; the rest are the Connection's
+    options, checked there (``limit``: sys.maxsize for none), and the test switches.
+    The one long function of the package (module header: "Why parse() is long")."""
     try:
-        decode = bytes.decode if strict else _decode_replace
-        wsize = tuning.window
-        # What the line still arriving does past SPILL: its bytes move aside, or in
-        # keep_raw mode, whose buffer holds them already, they are only counted.
-        spill = copy_spill if raw_store is None else count_spill
-        # The fewest lines a run needs before uniform_blocks() is tried (never in
-        # keep_raw mode, whose items carry their bytes).
-        # (Nor with diagnostics, which look at every field line and block.)
-        batched = tuning.fast_path and raw_store is None and not diagnostics
-        batch_from = 2 * MIN_BLOCKS if batched else _NO_LIMIT
-        new = tuple.__new__
-        last_id = last_event_id  # what state.last_event_id holds
-        # The line still arriving (see _lines.py): a bytearray, and its bytes beyond
-        # each SPILL in exact-size bytes objects.
-        partial = bytearray()
+        # What the options make of the loop (_options()): a block that grows past
+        # ``bound`` goes to ``modes`` (_modes.py) or, without opt-in modes, is refused.
+        decode, spill, batch_from, modes, bound = _options(
+            state, raw_store, strict, limit, tuning, diagnostics, skip, piece_size
+        )
+        wsize, new, last_id = tuning.window, tuple.__new__, last_event_id
+        # The line still arriving (see _lines.py): a bytearray (partial, made below), and
+        # its bytes beyond each SPILL in exact-size bytes objects.
         spilled: list[bytes] = []
         spilled_len = 0
         skip_lf = False  # the last window ended with CR: an LF next is its CRLF tail
-        # The spec's buffers.  The data buffer is kept as its first line and, once there
-        # is a second, the list of all its lines: most events have one data line.
+        # The block being read, as Block names it (the spec's buffers among it), and
+        # last_id: what state.last_event_id holds.
+        event_start, event_type, id_buffer, id_block = -1, "message", last_event_id, -1
+        block_retry: int | None = None
         data_first: str | None = None
         data_lines: list[str] | None = None
-        # keep_raw mode: the stream offsets of the values of big data lines, each
-        # standing in the data buffer as "\r" (which no value holds); see _kept_line().
-        deferred: list[tuple[int, int]] | None = None
         folded = 0  # how many entries of data_lines are folds of FOLD_LINES lines
-        event_type = "message"  # the event type buffer, "" already read as "message"
-        id_buffer = last_event_id  # the last event ID buffer
-        block_retry = None  # a valid retry value in the current block
-        event_start = -1  # stream offset of the block's first field line; -1: none yet
-        # Diagnostics: the event_start of the last block that took an id field (blocks
-        # start at different offsets, so it needs no reset at each blank line).
-        id_block = -1
+        # keep_raw: the stream offsets of big data lines' values, each standing in the
+        # data buffer as "\r" (see _kept_line()).
+        deferred: list[tuple[int, int]] | None = None
 
-        off, head = yield from take_bom(queue)  # off: where the line being walked starts
-        partial += head
-        if raw_store is not None:
-            raw_store.safe_end = off  # the BOM alone is safe to forward
-        if diagnostics:
-            # Imported here: most processes never ask for diagnostics, and these are a
-            # tenth of the package's import time (python -X importtime, CPython 3.12).
-            from ._diagnostics import SNIFF_BYTES, discarded_block, field_diagnostic, sniff_start
-
-            first_line = yield from sniff_head(queue, head, SNIFF_BYTES)
-            if (seen := sniff_start(first_line)) is not None:
-                yield _diagnostic(seen, off, off + len(first_line), raw_store)
-            del first_line
-        # The opt-in modes: a block that grows past ``bound`` goes to _modes.py, whose
-        # rules then see all of it (the limit and the pieces included); without them
-        # ``bound`` is the limit, and a block past it is refused here.
-        modes, bound = _modes_for(
-            state, raw_store, strict, limit, tuning, diagnostics, skip, piece_size
-        )
+        off, head = yield from _start(queue, raw_store, diagnostics)  # off: after any BOM
+        partial = bytearray(head)
         modal = False  # the current block is with modes (deadline is then -1)
         deadline = off + bound  # where the block's bytes may not reach past
         room = bound  # deadline - off, as of the end of the last window
         # The length of partial that calls for a look: room - spilled_len, or SPILL if
         # that is less (written out: min() costs more than the rest of a chunk's work).
         watch = min(room, SPILL)
-        chunk: bytes | None = b""  # the chunk being cut into windows, from cut on
-        cut = 0
 
         while True:
             chunk = queue.chunk  # (queue.take(), inline)
             if chunk is None:
-                # Nothing left to split: the stream ended, or we wait for bytes.
-                if not queue.ended:
-                    yield NEED_DATA
-                    continue
-                if modal:
-                    yield modes.end()  # type: ignore[union-attr]
-                    continue
-                cut_event = data_first is not None  # the stream ends inside an event
-                yield _end(state, raw_store, [*spilled, partial], off, cut_event, strict, wsize)
+                # Nothing left to split: we wait for bytes, or the stream ended.
+                yield NEED_DATA if not queue.ended else _end(
+                    state, raw_store, [*spilled, partial], off, data_first is not None, strict,
+                    wsize, modes if modal else None)  # fmt: skip
                 continue
             queue.chunk = None if queue.later is None else queue.take_later()
             if 10 not in chunk and 13 not in chunk:
@@ -262,26 +244,21 @@ def parse(
                     off += len(chunk)
                     continue
                 partial += chunk
-                if len(partial) > watch:
-                    if modes is None or spilled_len + len(partial) <= room:
-                        spilled_len = spill(partial, spilled, spilled_len, room, limit, deadline)
-                        watch = room - spilled_len if room - spilled_len < SPILL else SPILL
-                        continue
-                    # The line still arriving takes the block past the bound: to modes.
-                    held = _line_so_far(raw_store, spilled, partial, off, spilled_len)
-                    start = off + len(held) - len(chunk)  # the chunk's first byte
-                    yield from modes.grow(
-                        _hand_over(modes, held, off, start, deadline - bound, event_start,
-                                   event_type, id_buffer, block_retry, id_block, data_first,
-                                   data_lines)
-                    )  # fmt: skip
+                if len(partial) <= watch:
+                    continue
+                if modes is None or spilled_len + len(partial) <= room:
+                    # Past watch (rare): the window loop's end spills the line, as at any.
+                    del partial[-len(chunk) :]
+                else:
+                    # The line still arriving takes the block past the bound: to _modes.py.
+                    off += yield from modes.take_arriving(new(Block, (deadline - bound,
+                        event_start, event_type, id_buffer, block_retry, id_block, data_first,
+                        data_lines)), spilled, partial, off, spilled_len, len(chunk))  # fmt: skip
                     yield from modes.chunk_end()
-                    off += len(held)
                     modal, deadline, data_first, data_lines = True, -1, None, None
-                    partial, spilled_len, held = bytearray(), 0, b""
-                    spilled.clear()
+                    partial, spilled_len = bytearray(), 0
                     room = watch = -1 - off
-                continue
+                    continue
             size = len(chunk)
             cut = 0
             while cut < size:
@@ -292,21 +269,19 @@ def parse(
                     window, cut = _cut_window(chunk, cut, wsize)
                 if skip_lf and window[0] == 10:
                     window = window[1:]
-                    off, deadline = _past_lf(raw_store, off, deadline, bound)
-                    if modal:
-                        modes.past_lf()  # type: ignore[union-attr]
+                    off, deadline = _past_lf(
+                        raw_store, modes if modal else None, off, deadline, bound
+                    )
                     room = deadline - off
                     watch = room - spilled_len if room - spilled_len < SPILL else SPILL
                     if not window:
                         skip_lf = False
                         continue
-                # Every run of a window ends its lines the same way, so the loop below adds
-                # one constant per line.
+                # The lines of a run end alike: the line loop adds one constant per line.
                 runs = ((window.split(b"\n"), 1),) if 13 not in window else split_window(window)
                 skip_lf = window[-1] == 13
                 # Whether a line of this window can pass the limit at all: when none can
-                # (the usual case), each line skips the check.
-                # (wend: the stream offset where the window ends.)
+                # (the usual case), each line skips the check.  (wend: where it ends.)
                 near_limit = (wend := off + spilled_len + len(partial) + len(window)) > deadline
                 for lines, tlen in runs:
                     tail = lines.pop()  # after the run's last line end: a partial line
@@ -315,23 +290,10 @@ def parse(
                         continue
                     if partial or spilled_len:
                         if spilled_len:
-                            if raw_store is None:
-                                lines[0] = b"".join([*spilled, partial, lines[0]])
-                                spilled.clear()
-                            else:
-                                # keep_raw: the line is in raw_store only (count_spill()).
-                                # Its size check comes first, as in the line loop.
-                                length = spilled_len + len(partial) + len(lines[0])
-                                if modes is not None:
-                                    # (The line loop checks it, and hands it over.)
-                                    lines[0] = raw_store.copy(off, off + length)
-                                else:
-                                    if near_limit and off + length > deadline:
-                                        exceeds(limit, deadline)
-                                    lines[0], off, event_start, deferred = _kept_line(
-                                        raw_store, off, length, strict, event_start, deferred,
-                                        wsize,
-                                    )  # fmt: skip
+                            # A line longer than SPILL ends (rare: joined out of line).
+                            lines[0], off, event_start, deferred = _spilled_line(raw_store,
+                                spilled, partial, lines[0], off, spilled_len, modes is None,
+                                deadline, limit, strict, event_start, deferred, wsize)  # fmt: skip
                             spilled_len = 0
                         else:
                             partial += lines[0]
@@ -342,9 +304,8 @@ def parse(
 
                     # After each blank line, uniform_blocks() may read a stretch of
                     # same-shaped blocks at once; the line loop then goes on after them (a
-                    # list iterator's __setstate__ sets its index).  Not in keep_raw mode,
-                    # not when a line of the window may pass the limit, not when the run is
-                    # too short to be worth it.
+                    # list iterator's __setstate__ sets its index).  Not near the limit,
+                    # nor in a run too short to be worth it (nor as _options() says).
                     batching = len(lines) >= batch_from and not near_limit
                     walk = iter(lines)
                     for raw in walk:
@@ -353,98 +314,59 @@ def parse(
                         if near_limit and off - tlen > deadline:
                             if modes is None:
                                 exceeds(limit, deadline)
-                            # The opt-in modes: the block is (or now goes) to _modes.py.
-                            if not modal:
-                                chunk_start = wend - cut
-                                raw = _hand_over(
-                                    modes, raw, off - tlen - length, chunk_start,
-                                    deadline - bound, event_start, event_type, id_buffer,
-                                    block_retry, id_block, data_first, data_lines,
-                                )  # fmt: skip
-                                modal, deadline, data_first, data_lines = True, -1, None, None
-                            if (yield from modes.line_end(raw, tlen)):
+                            # To _modes.py: the line (with the block, if not there yet),
+                            # until a blank line there dispatches the block.
+                            to_modes = modes.line_end(raw, tlen) if modal else modes.take_line(
+                                new(Block, (deadline - bound, event_start, event_type, id_buffer,
+                                block_retry, id_block, data_first, data_lines)), raw, tlen, off,
+                                wend - cut)  # fmt: skip
+                            modal, deadline, data_first, data_lines = True, -1, None, None
+                            if (yield from to_modes):
                                 # The blank line dispatched it: the next block is ours.
-                                modal = False
-                                deadline = off + bound
+                                modal, deadline = False, off + bound
                                 id_buffer, last_id = modes.id_buffer, state.last_event_id
-                                event_type = "message"
-                                block_retry = None
-                                event_start = -1
+                                event_type, block_retry, event_start = "message", None, -1
                             continue
 
                         if not raw:
                             # Spec: "If the line is empty (a blank line): Dispatch the event."
                             deadline = off + bound
                             # Spec: "Set the last event ID string of the event source to the
-                            # value of the last event ID buffer."  (Only an id field changes
-                            # the buffer.)
+                            # value of the last event ID buffer."  (Only an id field sets it.)
                             if id_buffer is not last_id:
                                 state.last_event_id = last_id = id_buffer
-                            if deferred is not None or (
-                                data_lines is not None and raw_store is not None
-                            ):
-                                # keep_raw: a block with deferred values, or many lines.
-                                yield _deferred_event(
-                                    raw_store,  # type: ignore[arg-type]
-                                    deferred,
-                                    strict,
-                                    event_type,
-                                    data_first,
-                                    data_lines,
-                                    id_buffer,
-                                    block_retry,
-                                    event_start,
-                                    off,
-                                )
-                                deferred = data_first = data_lines = None
-                            elif data_first is not None:
+                            if data_first is not None and raw_store is None:
                                 # Spec: "If the data buffer's last character is a U+000A LINE
                                 # FEED (LF) character, then remove the last character from the
                                 # data buffer."  Each data line appended its value plus LF;
                                 # joining the values with LF is the same string without that
-                                # last LF.  The event's type is the event type buffer if not
-                                # empty, else "message"; its lastEventId is the last event ID
-                                # string.
-                                yield new(
-                                    Event,
-                                    (
-                                        event_type,
-                                        data_first if data_lines is None else "\n".join(data_lines),
-                                        id_buffer,
-                                        block_retry,
-                                        event_start,
-                                        off,
-                                        None if raw_store is None else raw_store.hand_out(off),
-                                    ),
-                                )
+                                # last LF.  The event's type is the event type buffer ("" read
+                                # as "message"); its lastEventId, the last event ID string.
+                                yield new(Event, (event_type,
+                                    data_first if data_lines is None else "\n".join(data_lines),
+                                    id_buffer, block_retry, event_start, off, None))  # fmt: skip
                                 data_first = data_lines = None
-                            elif raw_store is not None or diagnostics:
-                                # Nothing to dispatch (no field, or no data): keep_raw may
-                                # forward the block's bytes; diagnostics say why a block
-                                # with fields dispatched nothing.
-                                if raw_store is not None:
-                                    raw_store.safe_end = off
-                                if diagnostics and event_start >= 0:
-                                    seen = discarded_block(
-                                        id_block == event_start, block_retry is not None
-                                    )
-                                    yield _diagnostic(seen, event_start, off, raw_store)
+                            elif data_first is not None:
+                                # keep_raw: the same, the event's bytes handed out first.
+                                yield _raw_event(
+                                    raw_store, deferred, strict, event_type, data_first,  # type: ignore[arg-type]
+                                    data_lines, id_buffer, block_retry, event_start, off,
+                                )  # fmt: skip
+                                deferred = data_first = data_lines = None
+                            elif diagnostics and event_start >= 0:
+                                # A block with fields dispatched nothing: diagnostics say why.
+                                yield _discarded(id_block, block_retry, event_start, off, raw_store)
+                            elif raw_store is not None:
+                                # Nothing to dispatch: keep_raw may forward the block's bytes.
+                                raw_store.safe_end = off
                             # Spec: "If the data buffer is an empty string, set the data
                             # buffer and the event type buffer to the empty string and
                             # return."  (After a dispatch they are empty too.)
-                            event_type = "message"
-                            block_retry = None
-                            event_start = -1
+                            event_type, block_retry, event_start = "message", None, -1
                             if not batching:
                                 continue
-                            got = uniform_blocks(
-                                lines,
-                                len(lines) - walk.__length_hint__(),  # type: ignore[attr-defined]
-                                tlen,
-                                off,
-                                strict,
-                                id_buffer,
-                            )
+                            pos = len(lines) - walk.__length_hint__()  # type: ignore[attr-defined]
+                            got = uniform_blocks(lines, pos, tlen, off, strict, id_buffer)
                             if got is None:
                                 batching = False  # try again in the next window
                                 continue
@@ -468,30 +390,19 @@ def parse(
                             # Spec: "If the line starts with a U+003A COLON character (:):
                             # Ignore the line."  We hand it to the caller as a Comment.
                             if raw[0] == 58:  # ":"
-                                if event_start < 0:
-                                    # Nothing is held for a comment before a block's
-                                    # first field: the block starts after it.
-                                    deadline = off + bound
-                                yield new(
-                                    Comment,
-                                    (
-                                        line[2:] if line[1:2] == " " else line[1:],
-                                        off - tlen - length,
-                                        off,
-                                        # A comment between events is forwarded at once; one
-                                        # inside an event's fields travels with that event.
-                                        None
-                                        if raw_store is None
-                                        else raw_store.hand_out(off)
-                                        if event_start < 0
-                                        else b"",
-                                    ),
-                                )
+                                # Nothing is held for a comment before a block's first
+                                # field: the block starts after it.
+                                deadline = off + bound if event_start < 0 else deadline
+                                # keep_raw: a comment between events is forwarded at once;
+                                # one inside an event's fields travels with that event.
+                                yield new(Comment, (line[2:] if line[1:2] == " " else line[1:],
+                                    off - tlen - length, off, None if raw_store is None
+                                    else raw_store.hand_out(off) if event_start < 0
+                                    else b""))  # fmt: skip
                                 continue
-                            # Then the common case: a data line (the spec's rule is below).
-                            # removeprefix() takes one argument, so it skips the argument
-                            # parsing that startswith() with a start index pays, and it
-                            # builds the value without a slice object.
+                            # Then the common case, a data line (the spec's rule is below):
+                            # removeprefix() takes one argument, so it skips the parsing that
+                            # startswith() with a start pays, and it makes no slice object.
                             value = line.removeprefix("data: ")
                         if len(value) == len(line):
                             # Spec: "If the line contains a U+003A COLON character (:):
@@ -511,27 +422,17 @@ def parse(
                             if field == "event":
                                 event_type = event_type_of(value)
                                 continue
-                            # Each field the spec ignores is a Diagnostic, if asked for.
-                            if field == "id":
-                                if (new_id := id_value(value)) is not None:
-                                    id_buffer = new_id
-                                    id_block = event_start
-                                elif diagnostics:
-                                    seen = field_diagnostic(field, value)
-                                    yield _diagnostic(seen, off - tlen - length, off, raw_store)
+                            if field == "id" and (new_id := id_value(value)) is not None:
+                                id_buffer, id_block = new_id, event_start
                                 continue
-                            if field == "retry":
-                                if (new_retry := retry_value(value)) is not None:
-                                    state.retry = block_retry = new_retry
-                                elif diagnostics:
-                                    seen = field_diagnostic(field, value)
-                                    yield _diagnostic(seen, off - tlen - length, off, raw_store)
+                            if field == "retry" and (retry := retry_value(value)) is not None:
+                                state.retry = block_retry = retry
                                 continue
-                            # Spec: "Otherwise: The field is ignored."
+                            # Spec: "Otherwise: The field is ignored."  (So are an id and a
+                            # retry that _fields.py refuses.)  Each is a Diagnostic, if asked.
+                            if diagnostics and field != "data":
+                                yield _ignored(field, value, off - tlen - length, off, raw_store)
                             if field != "data":
-                                if diagnostics:
-                                    seen = field_diagnostic(field, value)
-                                    yield _diagnostic(seen, off - tlen - length, off, raw_store)
                                 continue
                         # Spec: "If the field name is "data": Append the field value to the
                         # data buffer, then append a single U+000A LINE FEED (LF) character."
@@ -540,8 +441,7 @@ def parse(
                             if event_start < 0:
                                 event_start = off - tlen - length
                         elif data_lines is None:
-                            data_lines = [data_first, value]
-                            folded = 0
+                            data_lines, folded = [data_first, value], 0
                         else:
                             data_lines.append(value)
                             if len(data_lines) - folded >= FOLD_LINES:
@@ -556,22 +456,13 @@ def parse(
                         spilled_len = spill(partial, spilled, spilled_len, room, limit, deadline)
                         watch = room - spilled_len if room - spilled_len < SPILL else SPILL
                         continue
-                    # The opt-in modes: the line goes on in _modes.py.
-                    if modal:
-                        held = bytes(partial)
-                        yield from modes.grow(held)
-                    else:
-                        held = _line_so_far(raw_store, spilled, partial, off, spilled_len)
-                        yield from modes.grow(
-                            _hand_over(modes, held, off, wend - cut, deadline - bound,
-                                       event_start, event_type, id_buffer, block_retry,
-                                       id_block, data_first, data_lines)
-                        )  # fmt: skip
-                        modal, deadline, data_first, data_lines = True, -1, None, None
-                        spilled.clear()
-                        spilled_len = 0
-                    off += len(held)
-                    partial, held = bytearray(), b""
+                    # To _modes.py: the line goes on there (with the block, if not there yet).
+                    block = None if modal else Block(deadline - bound, event_start, event_type,
+                        id_buffer, block_retry, id_block, data_first, data_lines)  # fmt: skip
+                    off += yield from modes.take_arriving(block, spilled, partial, off,
+                                                          spilled_len, cut)  # fmt: skip
+                    modal, deadline, data_first, data_lines = True, -1, None, None
+                    partial, spilled_len = bytearray(), 0
                     room = watch = -1 - off
             if modal:
                 yield from modes.chunk_end()  # type: ignore[union-attr]
@@ -581,13 +472,13 @@ def parse(
             chunk = window = runs = raw = tail = lines = walk = line = value = items = got = None  # type: ignore[assignment]
     except BaseException as exc:
         # Whatever ended the generator (a protocol error, a signal handler's exception,
-        # MemoryError, a bug), its state may be half-updated: the connection is failed
-        # for good (Connection's docstring says how it then behaves).
+        # MemoryError, a bug) may have left its state half-updated: the connection is
+        # failed for good (Connection's docstring says how it then behaves).
         state.failed(exc)
         raise
 
 
-def _modes_for(
+def _options(
     state: StreamState,
     raw_store: RawBytes | None,
     strict: bool,
@@ -596,17 +487,28 @@ def _modes_for(
     diagnostics: bool,
     skip: bool,
     piece_size: int | None,
-) -> tuple[Modes | None, int]:
-    """The opt-in modes' object, if any, and the fast loop's bound on a block.
+) -> tuple[Callable[[bytes], str], Spill, int, Modes | None, int]:
+    """What the Connection's options make of the loop, once per stream.
 
-    The bound is never above what the modes act on: the limit, or piece_size (a piece
-    is due only once more than piece_size bytes of data wait, and they take at least
-    as many bytes of the stream).  With errors="replace" a value's U+FFFD may stand
-    for other bytes, so a block's data cannot tell _modes.py how many bytes it took:
-    such a piece_size connection gives every block to _modes.py (bound 0).
+    - How a line decodes (errors="strict" or "replace").
+    - What the line still arriving does past SPILL: its bytes move aside, or in keep_raw
+      mode, whose buffer holds them already, they are only counted.
+    - The fewest lines a run needs before uniform_blocks() is tried: never in keep_raw
+      mode, whose items carry their bytes, nor with diagnostics, which look at every
+      field line and block.
+    - The opt-in modes' object, if any, and the loop's bound on a block.  The bound is
+      never above what the modes act on: the limit, or piece_size (a piece is due only
+      once more than piece_size bytes of data wait, and they take at least as many
+      bytes of the stream).  With errors="replace" a value's U+FFFD may stand for other
+      bytes, so a block's data cannot tell _modes.py how many bytes it took: such a
+      piece_size connection gives every block to _modes.py (bound 0).
     """
+    decode = bytes.decode if strict else _decode_replace
+    spill = copy_spill if raw_store is None else count_spill
+    batched = tuning.fast_path and raw_store is None and not diagnostics
+    batch_from = 2 * MIN_BLOCKS if batched else _NO_LIMIT
     if not skip and piece_size is None and tuning.hand_over_at is None:
-        return None, limit
+        return decode, spill, batch_from, None, limit
     # Imported here: most processes never make such a connection.
     from ._modes import Modes
 
@@ -619,48 +521,22 @@ def _modes_for(
         bound = piece_size if strict else 0
     if tuning.hand_over_at is not None:
         bound = min(bound, tuning.hand_over_at)
-    return modes, bound
+    return decode, spill, batch_from, modes, bound
 
 
-def _line_so_far(
-    raw_store: RawBytes | None, spilled: list[bytes], partial: bytearray, off: int, spilled_len: int
-) -> bytes:
-    """The bytes of the line still arriving, which starts at stream ``off``."""
-    if raw_store is None:
-        return b"".join([*spilled, partial])
-    return raw_store.copy(off, off + spilled_len) + partial  # (count_spill() kept none)
+def _start(
+    queue: ChunkQueue, raw_store: RawBytes | None, diagnostics: bool
+) -> Generator[Item, None, tuple[int, bytes]]:
+    """The stream's start, once: the offset after any BOM and the first bytes after it.
 
-
-def _hand_over(
-    modes: Modes | None,
-    line: bytes,
-    start: int,
-    chunk_start: int,
-    mark: int,
-    event_start: int,
-    event_type: str,
-    id_buffer: str,
-    block_retry: int | None,
-    id_block: int,
-    data_first: str | None,
-    data_lines: list[str] | None,
-) -> bytes:
-    """The opt-in modes: give the block to ``modes``, with its line being walked.
-
-    ``line`` starts at stream ``start``; its bytes before ``chunk_start`` (the first
-    byte of the chunk being walked) came in earlier chunks, and go over as walked; the
-    rest are returned, for the caller to give to modes.grow() or modes.line_end() as
-    the chunk's part of the line.  ``mark`` is the block's first byte.
+    keep_raw may forward the BOM alone; diagnostics look at the stream's first line.
     """
-    assert modes is not None  # (the caller asks only in a connection with modes)
-    data = data_first if data_lines is None else "\n".join(data_lines)
-    before = chunk_start - start if chunk_start > start else 0
-    id_seen = event_start >= 0 and id_block == event_start
-    modes.begin(
-        start, mark, event_start, event_type, id_buffer, block_retry, id_seen, data,
-        line[:before],
-    )  # fmt: skip
-    return line[before:]
+    off, head = yield from take_bom(queue)
+    if raw_store is not None:
+        raw_store.safe_end = off
+    if diagnostics:
+        yield from _sniff(queue, head, off, raw_store)
+    return off, head
 
 
 def _cut_window(chunk: bytes, cut: int, wsize: int) -> tuple[bytes, int]:
@@ -671,13 +547,17 @@ def _cut_window(chunk: bytes, cut: int, wsize: int) -> tuple[bytes, int]:
     return chunk[cut:end], end
 
 
-def _past_lf(raw_store: RawBytes | None, off: int, deadline: int, limit: int) -> tuple[int, int]:
+def _past_lf(
+    raw_store: RawBytes | None, modes: Modes | None, off: int, deadline: int, limit: int
+) -> tuple[int, int]:
     """Step over the LF of a CRLF whose CR ended the last window: the new off, deadline.
 
     The LF belongs to the line already walked.  A block boundary or a keep_raw safe
     point just before it moves past it, so that neither the limit nor keep_raw depends
-    on the chunking.
+    on the chunking; ``modes`` holds the block, if not None, and moves its own.
     """
+    if modes is not None:
+        modes.past_lf()
     off += 1
     if deadline - limit == off - 1:  # the block started just before the LF
         deadline = off + limit
@@ -711,6 +591,42 @@ def _big_value(raw: bytes, strict: bool, start: int) -> str:
         fail(f"invalid UTF-8 ({exc.reason})", start + skip + exc.start)
 
 
+def _spilled_line(
+    raw_store: RawBytes | None,
+    spilled: list[bytes],
+    partial: bytearray,
+    rest: bytes,
+    off: int,
+    spilled_len: int,
+    check: bool,
+    deadline: int,
+    limit: int,
+    strict: bool,
+    event_start: int,
+    deferred: list[tuple[int, int]] | None,
+    wsize: int,
+) -> tuple[bytes, int, int, list[tuple[int, int]] | None]:
+    """A line longer than SPILL ends in this window, with ``rest``; it starts at ``off``.
+
+    Its first bytes are ``spilled``, then ``partial`` (see _lines.py), or in keep_raw
+    mode the first ``spilled_len`` are in ``raw_store`` only (count_spill()).  Returns
+    the line for the line loop to walk, and the new off, event_start and deferred:
+    keep_raw defers a big data line's value (_kept_line()), after the size check, which
+    comes first as in the line loop (``check``: no opt-in mode; with one, the line loop
+    checks the line and hands it over).
+    """
+    if raw_store is None:
+        line = b"".join([*spilled, partial, rest])
+        spilled.clear()
+        return line, off, event_start, deferred
+    length = spilled_len + len(partial) + len(rest)
+    if not check:
+        return raw_store.copy(off, off + length), off, event_start, deferred
+    if off + length > deadline:
+        exceeds(limit, deadline)
+    return _kept_line(raw_store, off, length, strict, event_start, deferred, wsize)
+
+
 # What a deferred data line leaves for the line loop to walk: a data line whose value
 # is the stand-in "\r" (no value holds a CR: CR ends lines).
 _STAND_IN: Final = b"data: \r"
@@ -732,7 +648,7 @@ def _kept_line(
     deferred.  Any line but a data one is copied out and walked as it is (a big
     comment or id peaks at up to 5 times its size, as before).  A data line is
     deferred: its value stays in ``raw_store``, known by its stream offsets, and is
-    decoded at dispatch from the bytes the event hands out (_deferred_event()), so
+    decoded at dispatch from the bytes the event hands out (_raw_event()), so
     that the line is never held a third time.  Strict mode checks its UTF-8 now, a
     window at a time, at the offset the line loop would report.  The loop then walks
     _STAND_IN in its place: off moves so that the stand-in ends where the line does,
@@ -751,20 +667,20 @@ def _kept_line(
     return _STAND_IN, end - len(_STAND_IN), off if event_start < 0 else event_start, deferred
 
 
-def _deferred_event(
+def _raw_event(
     raw_store: RawBytes,
     deferred: list[tuple[int, int]] | None,
     strict: bool,
     event_type: str,
-    data_first: str | None,
+    data_first: str,
     data_lines: list[str] | None,
     id_buffer: str,
     retry: int | None,
     start: int,
     end: int,
 ) -> Event:
-    """keep_raw mode: dispatch a block with deferred data values (see _kept_line()), or
-    with more than one data line.
+    """keep_raw mode: dispatch an event, whose data values may be deferred (see
+    _kept_line()).
 
     The event's bytes are handed out first, which frees raw_store's copy when nothing
     follows them; the data lines are joined only then, and each deferred value is
@@ -775,7 +691,6 @@ def _deferred_event(
     before the hand-out, as this did until issue 21, held the lines, the join, the
     bytearray and the copy at once: 4 times.
     """
-    assert data_first is not None  # a value was deferred: the data buffer has it
     base = raw_store.start
     out = raw_store.hand_out(end)
     data = data_first if data_lines is None else "\n".join(data_lines)
@@ -793,6 +708,41 @@ def _deferred_event(
             pieces += (value, part)
         data = "".join(pieces)
     return tuple.__new__(Event, (event_type, data, id_buffer, retry, start, end, out))
+
+
+# Diagnostics.  _diagnostics.py is imported where it is used: most processes never ask
+# for diagnostics, and it is a tenth of the package's import time (python -X importtime,
+# CPython 3.12).
+
+
+def _sniff(queue: ChunkQueue, head: bytes, off: int, raw_store: RawBytes | None) -> Iterator[Item]:
+    """The look at the stream's first line (``head`` holds its first bytes, at ``off``)."""
+    from ._diagnostics import SNIFF_BYTES, sniff_start
+
+    first_line = yield from sniff_head(queue, head, SNIFF_BYTES)
+    if (seen := sniff_start(first_line)) is not None:
+        yield _diagnostic(seen, off, off + len(first_line), raw_store)
+
+
+def _ignored(
+    field: str, value: str, start: int, end: int, raw_store: RawBytes | None
+) -> Diagnostic:
+    """A field line the spec ignores (an unknown field, an invalid id or retry)."""
+    from ._diagnostics import field_diagnostic
+
+    return _diagnostic(field_diagnostic(field, value), start, end, raw_store)
+
+
+def _discarded(
+    id_block: int, retry: int | None, start: int, end: int, raw_store: RawBytes | None
+) -> Diagnostic:
+    """A block with fields (from ``start``) but no data ends at ``end``: it dispatches
+    nothing.  keep_raw may forward its bytes."""
+    from ._diagnostics import discarded_block
+
+    if raw_store is not None:
+        raw_store.safe_end = end
+    return _diagnostic(discarded_block(id_block == start, retry is not None), start, end, raw_store)
 
 
 def _diagnostic(
@@ -826,13 +776,17 @@ def _end(
     partial_event: bool,
     strict: bool,
     wsize: int,
+    modes: Modes | None,
 ) -> EndOfStream:
     """The stream ended: the EndOfStream to return on every call from now on.
 
     ``line`` is the unterminated last line, in pieces; it starts at stream ``offset``.
     In keep_raw mode, whose buffer holds the line (count_spill() dropped the parser's
-    copy of its first bytes), it is read from there.
+    copy of its first bytes), it is read from there.  ``modes``: the block is there,
+    and so is what the stream ends in.
     """
+    if modes is not None:
+        return modes.end()
     if state.eos is None:
         if raw_store is not None:
             line = [raw_store.buf[offset - raw_store.start :]]

@@ -19,8 +19,14 @@
 # The rules here are the ones the compiled core's modes follow (_core_modes.h), byte
 # for byte, and the spec's field rules are _fields.py's, as in the fast loop.
 #
+# The handover.  The fast loop gives a block here at one of its three size checks, with
+# what it built of it (a _interpret.Block): take_line() at a complete line, and
+# take_arriving() at the line still arriving, which it holds as _lines.py's SPILL
+# pieces.  Both are sub-generators the fast loop delegates to (``yield from``), so that
+# parse() holds only the calls, in branches the default path never enters.
+#
 # The steps.  The fast loop gives a block's bytes as it cuts them: grow() for bytes of
-# the line still arriving, line() for the rest of a complete line and its line end,
+# the line still arriving, line_end() for the rest of a complete line and its line end,
 # chunk_end() where a chunk ends.  A line's bytes in one chunk are a *segment*, taken
 # here in steps of ``window`` bytes counted from the segment's start (the fast loop's
 # windows are counted from the chunk's start, so grow() regroups them: at most a window
@@ -67,6 +73,7 @@ from ._fields import event_type_of, id_value, retry_value
 from ._lines import check_cut_line, exceeds, fail
 
 if TYPE_CHECKING:
+    from ._interpret import Block
     from ._raw import RawBytes
     from ._stream import StreamState
 
@@ -180,6 +187,62 @@ class Modes:
         self.data_bytes = 0 if data is None else len(data.encode())  # not handed out
         self.pieced = False  # a DataPiece of this block was handed out
         self.covered = 0  # where the stream bytes handed out by pieces end
+
+    # ------------------------------------------------------------------ the handover
+
+    def take_line(
+        self, block: Block, line: bytes, tlen: int, end: int, chunk_start: int
+    ) -> Generator[Item, None, bool]:
+        """The block comes here at a complete line: ``line``, then a line end of ``tlen``
+        bytes that ends at stream offset ``end``; ``block`` is what the fast loop built
+        of it, ``chunk_start`` the first byte of the chunk being walked.  The block's
+        next lines go to line_end(), as this one does: the generator returned is
+        line_end()'s (no frame of its own).  It returns True when a blank line has
+        dispatched the block (the fast loop then takes the next one)."""
+        start = end - tlen - len(line)
+        before = chunk_start - start if chunk_start > start else 0
+        self.take(block, start, line[:before])
+        return self.line_end(line[before:], tlen)
+
+    def take_arriving(
+        self,
+        block: Block | None,
+        spilled: list[bytes],
+        partial: bytearray,
+        start: int,
+        spilled_len: int,
+        in_chunk: int,
+    ) -> Generator[Item, None, int]:
+        """The line still arriving, from stream offset ``start``, goes on here, with the
+        block if ``block`` is not None (as in take_line()); at most its last
+        ``in_chunk`` bytes are in the chunk being walked.  The fast loop holds its bytes
+        as _lines.py says: ``spilled`` then ``partial``, or in keep_raw mode the first
+        ``spilled_len`` in the raw buffer only.  Returns how many bytes it had;
+        ``spilled`` is left empty."""
+        if self.raw is None:
+            held = b"".join([*spilled, partial])
+            spilled.clear()
+        else:
+            held = self.raw.copy(start, start + spilled_len) + partial  # (none in spilled)
+        before = 0
+        if block is not None:
+            before = len(held) - in_chunk if len(held) > in_chunk else 0
+            self.take(block, start, held[:before])
+        yield from self.grow(held[before:] if before else held)
+        return len(held)
+
+    def take(self, block: Block, start: int, walked: bytes) -> None:
+        """Take ``block`` from the fast loop, with its line being walked, which starts at
+        stream offset ``start``: ``walked`` is its bytes in earlier chunks, which go
+        over as walked (the caller gives the rest to grow() or line_end())."""
+        data_lines = block.data_lines
+        data = block.data_first if data_lines is None else "\n".join(data_lines)
+        event_start = block.event_start
+        self.begin(
+            start, block.mark, event_start, block.event_type, block.id_buffer,
+            block.block_retry, event_start >= 0 and block.id_block == event_start, data,
+            walked,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ the bytes
 
