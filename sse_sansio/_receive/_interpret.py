@@ -124,7 +124,7 @@ if TYPE_CHECKING:
     from ._raw import RawBytes
     from ._stream import ChunkQueue, StreamState
 
-__all__ = ["DEFAULT_TUNING", "Block", "Tuning", "parse"]
+__all__ = ["DEFAULT_TUNING", "Tuning", "parse"]
 
 
 class Tuning(NamedTuple):
@@ -143,23 +143,6 @@ class Tuning(NamedTuple):
 
 
 DEFAULT_TUNING: Final = Tuning()
-
-
-class Block(NamedTuple):
-    """What parse() built of a block it hands to _modes.py (its locals of that name)."""
-
-    mark: int  # the block's first byte, where the limit counts from (deadline - bound)
-    event_start: int  # the stream offset of its first field line; -1: none yet
-    event_type: str  # the event type buffer, "" already read as "message"
-    id_buffer: str  # the last event ID buffer
-    block_retry: int | None  # a valid retry value in the block
-    # Diagnostics: the event_start of the last block that took an id field (blocks start
-    # at different offsets, so parse() needs no reset at each blank line).
-    id_block: int
-    # The data buffer: its first line and, once there is a second, the list of all its
-    # lines (most events have one data line).
-    data_first: str | None
-    data_lines: list[str] | None
 
 
 # The data buffer joins every this many lines into one string.
@@ -207,8 +190,8 @@ def parse(
         spilled: list[bytes] = []
         spilled_len = 0
         skip_lf = False  # the last window ended with CR: an LF next is its CRLF tail
-        # The block being read, as Block names it (the spec's buffers among it), and
-        # last_id: what state.last_event_id holds.
+        # The block being read, as _stream.Block names it (the spec's buffers among it),
+        # and         # last_id: what state.last_event_id holds.
         event_start, event_type, id_buffer, id_block = -1, "message", last_event_id, -1
         block_retry: int | None = None
         data_first: str | None = None
@@ -251,9 +234,9 @@ def parse(
                     del partial[-len(chunk) :]
                 else:
                     # The line still arriving takes the block past the bound: to _modes.py.
-                    off += yield from modes.take_arriving(new(Block, (deadline - bound,
-                        event_start, event_type, id_buffer, block_retry, id_block, data_first,
-                        data_lines)), spilled, partial, off, spilled_len, len(chunk))  # fmt: skip
+                    off += yield from modes.take_arriving((deadline - bound, event_start,
+                        event_type, id_buffer, block_retry, id_block, data_first, data_lines),
+                        spilled, partial, off, spilled_len, len(chunk))  # fmt: skip
                     yield from modes.chunk_end()
                     modal, deadline, data_first, data_lines = True, -1, None, None
                     partial, spilled_len = bytearray(), 0
@@ -317,8 +300,8 @@ def parse(
                             # To _modes.py: the line (with the block, if not there yet),
                             # until a blank line there dispatches the block.
                             to_modes = modes.line_end(raw, tlen) if modal else modes.take_line(
-                                new(Block, (deadline - bound, event_start, event_type, id_buffer,
-                                block_retry, id_block, data_first, data_lines)), raw, tlen, off,
+                                (deadline - bound, event_start, event_type, id_buffer,
+                                block_retry, id_block, data_first, data_lines), raw, tlen, off,
                                 wend - cut)  # fmt: skip
                             modal, deadline, data_first, data_lines = True, -1, None, None
                             if (yield from to_modes):
@@ -457,7 +440,7 @@ def parse(
                         watch = room - spilled_len if room - spilled_len < SPILL else SPILL
                         continue
                     # To _modes.py: the line goes on there (with the block, if not there yet).
-                    block = None if modal else Block(deadline - bound, event_start, event_type,
+                    block = None if modal else (deadline - bound, event_start, event_type,
                         id_buffer, block_retry, id_block, data_first, data_lines)  # fmt: skip
                     off += yield from modes.take_arriving(block, spilled, partial, off,
                                                           spilled_len, cut)  # fmt: skip

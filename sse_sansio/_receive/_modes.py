@@ -20,7 +20,7 @@
 # for byte, and the spec's field rules are _fields.py's, as in the fast loop.
 #
 # The handover.  The fast loop gives a block here at one of its three size checks, with
-# what it built of it (a _interpret.Block): take_line() at a complete line, and
+# what it built of it (a _stream.Block): take_line() at a complete line, and
 # take_arriving() at the line still arriving, which it holds as _lines.py's SPILL
 # pieces.  Both are sub-generators the fast loop delegates to (``yield from``), so that
 # parse() holds only the calls, in branches the default path never enters.
@@ -32,9 +32,9 @@
 # windows are counted from the chunk's start, so grow() regroups them: at most a window
 # waits in ``pend``).  After each step the size limit and piece_size are looked at, so
 # where a piece ends does not depend on how the fast loop cut the chunk.  When the block
-# comes here, begin() is given what the fast loop built of it (its fields, its data as
-# one text, the line still arriving): since the fast loop's bound is never more than
-# the limit or piece_size, nothing the rules here act on has happened yet.
+# comes here, begin() is given what the fast loop built of it (the Block: its fields
+# and data lines; and the line being walked): since the fast loop's bound is never more
+# than the limit or piece_size, nothing the rules here act on has happened yet.
 #
 # The size limit.  A block may not reach past ``mark + limit``, where ``mark`` is the
 # block's first byte, as in the fast loop; with piece_size, ``mark`` moves to the end
@@ -73,9 +73,8 @@ from ._fields import event_type_of, id_value, retry_value
 from ._lines import check_cut_line, exceeds, fail
 
 if TYPE_CHECKING:
-    from ._interpret import Block
     from ._raw import RawBytes
-    from ._stream import StreamState
+    from ._stream import Block, StreamState
 
 __all__ = ["Modes"]
 
@@ -87,6 +86,9 @@ FOLD: Final = 256
 _utf8_decoder: Final = codecs.getincrementaldecoder("utf-8")
 _KEPT_IN_SKIP: Final = (b"event", b"id", b"retry")
 _new = tuple.__new__
+
+# What Modes holds before the fast loop first hands it a block.
+_NO_BLOCK: Final[Block] = (0, -1, "message", "", None, -1, None, None)
 
 
 class Modes:
@@ -145,27 +147,20 @@ class Modes:
         self.diagnostics = diagnostics
         self.window = window
         self.pend = b""  # the segment's bytes since its last step (at most a window)
-        self.begin(0, 0, -1, "message", "", None, False, None, b"")
+        self.begin(_NO_BLOCK, 0, b"")
 
-    def begin(
-        self,
-        start: int,
-        mark: int,
-        event_start: int,
-        event_type: str,
-        id_buffer: str,
-        block_retry: int | None,
-        id_seen: bool,
-        data: str | None,
-        line: bytes,
-    ) -> None:
-        """Take a block from the fast loop, with the line still arriving (``line``,
-        from stream offset ``start``: its bytes in earlier chunks, already stepped).
+    def begin(self, block: Block, start: int, line: bytes) -> None:
+        """Take ``block`` from the fast loop, with its line being walked, which starts at
+        stream offset ``start``: ``line`` is its bytes in earlier chunks, which go over
+        as walked (the caller gives the rest to grow() or line_end()).
 
-        ``data`` is the data buffer (its lines joined by LF) or None; its UTF-8 bytes
-        count towards piece_size (exact: the fast loop hands over only in strict mode,
-        or with no piece_size, when a value may hold U+FFFD for other bytes).
+        The block's data buffer (its lines joined by LF) counts towards piece_size by
+        its UTF-8 bytes (exact: the fast loop hands over only in strict mode, or with no
+        piece_size, when a value may hold U+FFFD for other bytes).
         """
+        mark, event_start, event_type, id_buffer, block_retry, id_block, data, lines = block
+        if lines is not None:
+            data = "\n".join(lines)
         self.start = start
         self.length = len(line)
         self.line = bytearray(line)
@@ -179,7 +174,8 @@ class Modes:
         self.event_type = event_type
         self.id_buffer = id_buffer
         self.block_retry = block_retry
-        self.id_seen = id_seen  # an id field was taken in this block (diagnostics)
+        # An id field was taken in this block (diagnostics).
+        self.id_seen = event_start >= 0 and id_block == event_start
         # The data buffer: texts to join, the second line's on with its LF in front.
         self.data: list[str] = [] if data is None else [data]
         self.folded = 0
@@ -201,7 +197,7 @@ class Modes:
         dispatched the block (the fast loop then takes the next one)."""
         start = end - tlen - len(line)
         before = chunk_start - start if chunk_start > start else 0
-        self.take(block, start, line[:before])
+        self.begin(block, start, line[:before])
         return self.line_end(line[before:], tlen)
 
     def take_arriving(
@@ -227,22 +223,9 @@ class Modes:
         before = 0
         if block is not None:
             before = len(held) - in_chunk if len(held) > in_chunk else 0
-            self.take(block, start, held[:before])
+            self.begin(block, start, held[:before])
         yield from self.grow(held[before:] if before else held)
         return len(held)
-
-    def take(self, block: Block, start: int, walked: bytes) -> None:
-        """Take ``block`` from the fast loop, with its line being walked, which starts at
-        stream offset ``start``: ``walked`` is its bytes in earlier chunks, which go
-        over as walked (the caller gives the rest to grow() or line_end())."""
-        data_lines = block.data_lines
-        data = block.data_first if data_lines is None else "\n".join(data_lines)
-        event_start = block.event_start
-        self.begin(
-            start, block.mark, event_start, block.event_type, block.id_buffer,
-            block.block_retry, event_start >= 0 and block.id_block == event_start, data,
-            walked,
-        )  # fmt: skip
 
     # ------------------------------------------------------------------ the bytes
 

@@ -1,5 +1,5 @@
 # The two doors between a pure Connection and its parser: the chunk queue and the
-# stream state.
+# stream state; and the one between the parser and its opt-in modes: a Block.
 #
 # Strategy.  PyConnection (_connection.py) owns one ChunkQueue and one StreamState and
 # hands both to the parser generator (_interpret.parse) when it makes it; the parser
@@ -28,16 +28,23 @@
 #   good, and the queue is no longer plain (receive_data() checks the error).
 # - StreamState.eos is None until the stream ended and every item was handed out; then
 #   it is the one EndOfStream handed out on every later call.
+#
+# A Block is what the parser's fast loop (_interpret.parse) built of a block when it
+# hands the block to a Modes object (_modes.py): a plain tuple of its locals, made only
+# then and unpacked at once.  (A NamedTuple cost about 2,500 instructions more per
+# handover, counted by benchmarks/callgrind.py with on_oversize="skip": CPython makes,
+# unpacks and frees a tuple subclass by its slow paths.)  Here, so that neither side
+# imports the other's module.
 
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from sse_sansio._events import EndOfStream
 
-__all__ = ["ChunkQueue", "StreamState"]
+__all__ = ["Block", "ChunkQueue", "StreamState"]
 
 
 class ChunkQueue:
@@ -110,3 +117,16 @@ class StreamState:
         """Record what failed the stream (the parser calls this as it dies)."""
         self.error = exc
         self.queue.plain = False
+
+
+# The fields of a Block, in this order (the parser's locals of these names):
+# - mark: the block's first byte, where the limit counts from (deadline - bound);
+# - event_start: the stream offset of its first field line, -1 if none yet;
+# - event_type: the event type buffer, "" already read as "message";
+# - id_buffer: the last event ID buffer;
+# - block_retry: a valid retry value in the block, or None;
+# - id_block (diagnostics): the event_start of the last block that took an id field
+#   (blocks start at different offsets, so parse() needs no reset at each blank line);
+# - data_first, data_lines: the data buffer, as its first line and, once there is a
+#   second, the list of all its lines (most events have one data line).
+Block: TypeAlias = tuple[int, int, str, str, int | None, int, str | None, list[str] | None]
