@@ -117,6 +117,18 @@ def test_a_huge_line_is_streamed_within_the_limit() -> None:
     assert items == [("error", 1000)]
 
 
+def test_a_block_handed_over_with_two_data_lines_keeps_both() -> None:
+    # Two short data lines (bytes 0-15), then one that passes piece_size=20 in its
+    # "data: " prefix: the block goes on in pieces with its first two values joined.
+    stream = b"data: a\ndata: b\ndata: " + b"c" * 40 + b"\n\n"
+    for label, chunks in chunkings(stream):
+        items, _ = feed(chunks, piece_size=20)
+        assert joined(items) == [
+            (Event(data="a\nb\n" + "c" * 40), 0, len(stream)),
+            (EndOfStream(), None, None),
+        ], label
+
+
 def test_strict_errors_come_at_the_byte_after_the_pieces_before() -> None:
     # The bad byte is at 6 + 30 = 36; pieces of the 30 good bytes came before it.
     stream = b"data: " + b"a" * 30 + b"\xff" + b"b" * 10 + b"\n\n"
