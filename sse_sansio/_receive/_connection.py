@@ -354,6 +354,11 @@ class PyConnection(Generic[_Extra]):
     def __deepcopy__(self, memo: object) -> NoReturn:
         raise TypeError(NOT_COPYABLE)
 
+    def __reduce_ex__(self, protocol: object) -> NoReturn:
+        # Refused here, before pickle walks the parser's state: on 3.12+ it met an
+        # itertools object first and warned (DeprecationWarning) before failing.
+        raise TypeError(NOT_COPYABLE)
+
     # ------------------------------------------------------------------ failure
 
     def _raise_error(self) -> NoReturn:

@@ -225,7 +225,13 @@ HEADER = b'{"format": "sse-sansio-cassette", "version": 1, "metadata": {}}\n'
             HEADER + b'{"t": 0, "text": "x", "n": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
             "deep",
         ),
-        (b'{"format": "sse-sansio-cassette", "metadata": ' + b"[" * 5000 + b"\n", "deep"),
+        (
+            b'{"format": "sse-sansio-cassette", "metadata": '
+            + b"[" * 100_000
+            + b"]" * 100_000
+            + b"}\n",
+            "deep",
+        ),
         (b"[" * 100_000 + b"\n", "deep"),
     ],
 )
