@@ -34,6 +34,7 @@ from sse_sansio._cli import _run as _cli
 from sse_sansio._client import _feeding, _reconnect
 from sse_sansio._receive import _implementation
 from sse_sansio._receive._connection import PyConnection
+from sse_sansio._serve import _relay
 from sse_sansio.testing import _redaction
 from tests.conftest import RUN_ONCE
 
@@ -54,7 +55,7 @@ def test_the_process_chose_the_expected_core() -> None:
     assert (sse_sansio.Connection is PyConnection) == (EXPECTED == "python")
 
 
-@pytest.mark.parametrize("module", [_feeding, _reconnect, testing, _cli, _redaction])
+@pytest.mark.parametrize("module", [_feeding, _reconnect, testing, _cli, _redaction, _relay])
 def test_every_module_holds_the_process_choice(module: ModuleType) -> None:
     # What the conn_cls fixture routes: a module holding another class would not be.
     assert module.Connection is _implementation.Connection is sse_sansio.Connection
