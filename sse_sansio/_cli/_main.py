@@ -59,7 +59,9 @@ def _parser() -> argparse.ArgumentParser:
         "(event, comment, end of stream).",
         epilog="exit status:\n"
         + "".join(f"  {status:<3} {meaning}\n" for status, meaning in EXIT_STATUSES)
-        + "A closed output pipe (| head) ends the program quietly, with status 141.",
+        + "A closed output pipe (| head) ends the program quietly, with status 141;\n"
+        + "Ctrl-C ends it with 130 and a SIGTERM with 143 (a --record file is kept,\n"
+        + "ended as a cut).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="the stream to read, or - for standard input")

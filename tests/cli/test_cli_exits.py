@@ -153,6 +153,9 @@ def test_help_lists_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> Non
     assert [line.split()[0] for line in statuses[:8]] == ["0", "1", "2", "3", "4", "5", "6", "74"]
     assert "cut" in statuses[3]
     assert "141" in out
+    # The signals' statuses too: 130 (Ctrl-C) and 143 (SIGTERM, a recording kept as a cut).
+    assert "130" in out
+    assert "143 (a --record file is kept" in out
 
 
 # ---------------------------------------------------------------- input and output: 74
