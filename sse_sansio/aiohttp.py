@@ -1,6 +1,6 @@
 """sse_sansio.aiohttp: serve an event stream from an aiohttp handler.
 
-``return await serve(request, source)``: see :doc:`serving`.  Importing this module
+``return await serve(request, source)``: see :doc:`/serving`.  Importing this module
 imports aiohttp; ``import sse_sansio`` does not import this module.
 """
 

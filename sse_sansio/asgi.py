@@ -2,7 +2,7 @@
 
 :class:`EventStreamResponse` is a plain ASGI application, and a Starlette ``Response``
 where Starlette is installed: return it from a Starlette endpoint or a FastAPI path
-operation.  See :doc:`serving`.  ``import sse_sansio`` does not import this module.
+operation.  See :doc:`/serving`.  ``import sse_sansio`` does not import this module.
 """
 
 from __future__ import annotations

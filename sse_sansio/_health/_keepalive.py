@@ -35,7 +35,7 @@ class KeepalivePlanner:
     Call :meth:`sent` whenever you wrote something to the client, and :meth:`due` when
     :attr:`deadline` comes (or whenever you wake up): it returns the comment to write
     now, or None.  Send ``Cache-Control: no-cache`` and ``X-Accel-Buffering: no`` with
-    the response so that proxies pass each write on at once (:doc:`stream-health`).
+    the response so that proxies pass each write on at once (:doc:`/stream-health`).
 
     Args:
         interval: Seconds of silence after which a keepalive is due (> 0).

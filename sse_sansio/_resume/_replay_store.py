@@ -62,7 +62,7 @@ class StoreSnapshot:
 
 class ReplayStore(Protocol):
     """A log of one stream, for :class:`~sse_sansio.ReplayWindow` (see
-    :doc:`resumption` for the contract a store keeps)."""
+    :doc:`/resumption` for the contract a store keeps)."""
 
     def append(self, event: Event) -> tuple[str, int]:
         """Keep ``event`` (its ``id`` is not kept); return the token and its number."""

@@ -30,7 +30,7 @@ class Usage:
 
     Attributes:
         input_tokens: The prompt's tokens, as the API counts them (for Anthropic,
-            without the cached ones: see :doc:`llm-usage-answer`).
+            without the cached ones: see :doc:`/llm-usage-answer`).
         output_tokens: The answer's tokens (for OpenAI, reasoning tokens included; for
             Gemini, without the thoughts).
         cached_tokens: Prompt tokens read from the API's prompt cache.

@@ -18,6 +18,20 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 
+# The API reference: one page per layer under docs/api/, index.rst first.
+API = DOCS / "api"
+
+
+def api_pages() -> list[Path]:
+    """The API reference's pages: its index, then the rest in name order."""
+    return sorted(API.glob("*.rst"), key=lambda page: (page.name != "index.rst", page.name))
+
+
+def api_reference() -> str:
+    """The whole API reference as one text, its pages joined in api_pages() order."""
+    return "\n".join(page.read_text(encoding="utf-8") for page in api_pages())
+
+
 PYTHON = frozenset({"python", "python3", "py"})
 
 

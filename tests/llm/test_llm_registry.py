@@ -28,7 +28,7 @@ PACKAGE = Path(sse_sansio.__file__).resolve().parent
 
 
 def test_the_table_gives_the_documented_names_in_order() -> None:
-    # The order docs/api.rst shows and --llm lists.
+    # The order docs/api/llm.rst shows and --llm lists.
     expected = ("openai-chat", "openai-responses", "anthropic", "gemini", "ai-sdk-ui")
     assert tuple(DIALECTS) == expected
     assert tuple(DIALECT_NAMES) == (*expected, "auto")

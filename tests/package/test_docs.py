@@ -23,19 +23,22 @@ import pytest
 
 import sse_sansio
 from tests.helpers.docs import (
+    API,
     DOCS,
     ROOT,
     SnippetError,
+    api_pages,
+    api_reference,
     extract,
     run_page,
 )
 
-PAGES = sorted([*DOCS.glob("*.rst"), *DOCS.glob("*.md")])
+PAGES = sorted([*DOCS.glob("*.rst"), *DOCS.glob("*.md"), *API.glob("*.rst")])
 
 
 def test_docs_pages_exist() -> None:
-    names = {p.name for p in PAGES}
-    for page in ("index.rst", "sans-io.rst", "basic-usage.rst", "api.rst", "examples.rst"):
+    names = {p.relative_to(DOCS).as_posix() for p in PAGES}
+    for page in ("index.rst", "sans-io.rst", "basic-usage.rst", "api/index.rst", "examples.rst"):
         assert page in names
 
 
@@ -46,7 +49,11 @@ _PAGE_MARKS = {"resumption.rst": [_REDIS_BYTES_WARNINGS]}
 
 
 @pytest.mark.parametrize(
-    "page", [pytest.param(p, marks=_PAGE_MARKS.get(p.name, []), id=p.name) for p in PAGES]
+    "page",
+    [
+        pytest.param(p, marks=_PAGE_MARKS.get(p.name, []), id=p.relative_to(DOCS).as_posix())
+        for p in PAGES
+    ],
 )
 def test_page_snippets_run(page: Path) -> None:
     run_page(page)
@@ -117,7 +124,7 @@ def test_home_page_quick_start_matches_readme() -> None:
 
 
 def test_api_reference_documents_every_public_name() -> None:
-    api = (DOCS / "api.rst").read_text(encoding="utf-8")
+    api = api_reference()
     documented = set(
         re.findall(r"^\.\. (?:auto)?(?:class|function|exception|data)::\s+(\S+)", api, re.M)
     )
@@ -146,8 +153,10 @@ def _documented_names(text: str) -> list[str]:
 def test_api_reference_names_each_public_name_in_sse_sansio() -> None:
     # An automodule changes the current module: a name documented after it was once
     # filed as sse_sansio.testing.__version__.
-    api = (DOCS / "api.rst").read_text(encoding="utf-8")
-    documented = set(_documented_names(api))
+    # Each page starts in no module: a page that forgot its currentmodule fails here.
+    documented = set()
+    for page in api_pages():
+        documented |= set(_documented_names(page.read_text(encoding="utf-8")))
     for name in sse_sansio.__all__:
         assert f"sse_sansio.{name}" in documented, name
     assert "sse_sansio.__version__" in documented
@@ -168,11 +177,48 @@ def test_documented_names_follow_the_current_module() -> None:
 def test_api_reference_documents_the_testing_helpers() -> None:
     import sse_sansio.testing
 
-    api = (DOCS / "api.rst").read_text(encoding="utf-8")
+    api = api_reference()
     match = re.search(r"^\.\. automodule:: sse_sansio\.testing\n\s+:members: (.+)$", api, re.M)
     assert match is not None
     members = {name.strip() for name in match[1].split(",")}
     assert members == set(sse_sansio.testing.__all__)
+
+
+_DOC_ROLE = re.compile(r":doc:`(?:[^`<]*<)?(?P<target>[^`>]+)>?`|\{doc\}`(?P<md>[^`]+)`")
+
+
+def _doc_targets(text: str) -> list[str]:
+    return [m["target"] or m["md"] for m in _DOC_ROLE.finditer(text)]
+
+
+def test_api_pages_point_to_the_narrative_pages_by_absolute_names() -> None:
+    # Inside docs/api/, :doc:`client` is docs/api/client.rst, not the client guide: a
+    # narrative page is named from the root (:doc:`/client`), a sibling by its own name.
+    siblings = {page.stem for page in api_pages()}
+    for page in api_pages():
+        for target in _doc_targets(page.read_text(encoding="utf-8")):
+            assert target.startswith("/") or target in siblings, (page.name, target)
+
+
+def test_docstrings_point_to_pages_by_absolute_names() -> None:
+    # Docstrings are rendered on the pages of docs/api/, where a relative name would
+    # point into docs/api/ (asgi.py said :doc:`serving`, meaning docs/serving.rst).
+    package = ROOT / "sse_sansio"
+    for module in package.rglob("*.py"):
+        for target in _doc_targets(module.read_text(encoding="utf-8")):
+            assert target.startswith("/"), (module.relative_to(ROOT).as_posix(), target)
+
+
+def test_the_api_index_lists_every_page_of_the_reference() -> None:
+    index = (API / "index.rst").read_text(encoding="utf-8")
+    toctree = index.split(".. toctree::", 1)[1]
+    options, _, entries = toctree.partition("\n\n")
+    assert ":glob:" in options  # the pages added to docs/api/ are picked up unlisted
+    listed = entries.split("\n\n", 1)[0].split()
+    assert listed[-1] == "*"
+    assert len(listed) == len(set(listed))
+    assert {page.stem for page in api_pages()} - {"index"} - set(listed)  # the glob's share
+    assert "api/index" in (DOCS / "index.rst").read_text(encoding="utf-8")
 
 
 def test_examples_page_documents_every_example() -> None:
