@@ -41,6 +41,19 @@
 #   Reconnecting is only worth it when the last event ID moved during the attempt (the
 #   server then resumes after the new ID, which may be past the bad bytes); otherwise
 #   the planner stops.
+# - resume_only=True (issue 36): a reconnection that cannot resume is not made.  A
+#   stream that never gave an event ID (the last event ID is empty, or one no client
+#   can send) would be fetched again from its start: a POST's answer would be lost, or
+#   asked for twice, and some servers (MCP's Streamable HTTP) refuse a second GET.  The
+#   planner stops instead (StopCause.NOT_RESUMABLE, the reason says why).  An attempt
+#   that never connected is still tried again: no request was sent, nothing is lost.
+# - A programming error is not a network error (issue 36): the exceptions of
+#   PROGRAMMING_ERRORS given to ended() stop the planner with that error (FAILED),
+#   instead of being retried max_attempts times.  The list holds what the language
+#   raises for a bug in the code that runs the loop, and nothing an HTTP client raises
+#   for the network (ValueError, KeyError and OSError are left out for that reason).
+# - last_event_id and retry are read from the attempt's Connection while it runs, so
+#   that they are current while events() is still yielding, not only after ended().
 # - Two modes.  "eventsource": the browser's rules, a clean end reconnects.  "single":
 #   one response that completes a piece of work (an LLM completion, a job's progress):
 #   a clean end is the end of the work, and a cut, a network error or a protocol error
@@ -134,6 +147,9 @@ class StopCause(enum.Enum):
     GAVE_UP = "gave up"
     #: The caller called :meth:`ReconnectPlanner.close`.
     CLOSED = "closed"
+    #: ``resume_only=True``: the stream gave no event ID to resume from, so a new
+    #: attempt would start it over (a cut is a failure, a clean end is not).
+    NOT_RESUMABLE = "not resumable"
 
 
 @dataclass(frozen=True)
@@ -176,7 +192,10 @@ class Stop:
 
     @property
     def failed(self) -> bool:
-        """True unless the stop is a success or a request: completed, 204, closed."""
+        """True unless the stop is a success or a request: completed, 204, closed, or
+        not resumable after a clean end (``error`` is None)."""
+        if self.cause is StopCause.NOT_RESUMABLE:
+            return self.error is not None
         return self.cause not in (StopCause.COMPLETED, StopCause.NO_CONTENT, StopCause.CLOSED)
 
 
@@ -188,6 +207,21 @@ class RandomSource(Protocol):
 
 Decision = Reconnect | Stop
 How = AttemptEnd | BaseException | None
+
+#: The exceptions that :meth:`ReconnectPlanner.ended` takes for a bug in the caller's
+#: code, not a network error: the planner stops with them (``StopCause.FAILED``).
+#: Subclasses count too (UnboundLocalError is a NameError, ModuleNotFoundError an
+#: ImportError, RecursionError is listed itself).
+PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
+    AssertionError,
+    AttributeError,
+    ImportError,
+    NameError,
+    NotImplementedError,
+    RecursionError,
+    SyntaxError,
+    TypeError,
+)
 
 
 _MID_ATTEMPT = (
@@ -239,6 +273,13 @@ class ReconnectPlanner:
             standard retries none; 502, 503 and 504 are common choices).
         random: The jitter's source, an object with ``random() -> float`` in [0, 1):
             pass ``random.Random(seed)`` for reproducible delays.
+        resume_only: When true, reconnect only to resume: after an attempt that
+            reached the server (a clean end, a cut, a network or protocol error), a
+            planner whose :attr:`last_event_id` is empty (or cannot be sent as a
+            header) stops with ``StopCause.NOT_RESUMABLE`` instead of fetching the
+            stream again from its start.  For a POST whose answer would be lost, or
+            a server that refuses a second GET (MCP's Streamable HTTP).  A connect
+            error (no request sent) is still retried.
 
     A planner is a plain object, not thread-safe: use it from one thread or task at a
     time, the one that runs the loop.
@@ -262,6 +303,7 @@ class ReconnectPlanner:
         max_attempts: int | Literal["default"] | None = "default",
         retry_statuses: Collection[int] = (),
         random: RandomSource | None = None,
+        resume_only: bool = False,
     ) -> None:
         if mode not in ("eventsource", "single"):
             raise ValueError(f'mode must be "eventsource" or "single", not {mode!r}')
@@ -299,6 +341,7 @@ class ReconnectPlanner:
         self._max_attempts = max_attempts
         self._retry_statuses = frozenset(retry_statuses)
         self._random: RandomSource = _random.Random() if random is None else random
+        self._resume_only = bool(resume_only)
 
         self._last_event_id = last_event_id
         self._retry: int | None = None  # the server's latest retry, in milliseconds
@@ -317,13 +360,19 @@ class ReconnectPlanner:
 
     @property
     def last_event_id(self) -> str:
-        """The last event ID the next attempt resumes from."""
-        return self._last_event_id
+        """The last event ID the next attempt resumes from; during an attempt, the
+        attempt's Connection's, current while :meth:`events` is still yielding."""
+        conn = self._connection
+        return self._last_event_id if conn is None else conn.last_event_id
 
     @property
     def retry(self) -> int | None:
-        """The server's latest ``retry`` value in milliseconds, or ``None``."""
-        return self._retry
+        """The server's latest ``retry`` value in milliseconds, or ``None``; current
+        during an attempt, as :attr:`last_event_id`."""
+        conn = self._connection
+        if conn is None or conn.retry is None:
+            return self._retry
+        return conn.retry
 
     @property
     def reconnection_time(self) -> float:
@@ -356,10 +405,11 @@ class ReconnectPlanner:
         ``reason`` says so.
         """
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
-        if self._last_event_id and _unsendable(self._last_event_id) is None:
+        last_id = self.last_event_id
+        if last_id and _unsendable(last_id) is None:
             # Spec: "If the event source's last event ID string is not the empty
             # string, set (`Last-Event-ID`, last event ID string, encoded as UTF-8)".
-            headers["Last-Event-ID"] = self._last_event_id
+            headers["Last-Event-ID"] = last_id
         return headers
 
     # ---------------------------------------------------------------- the attempt
@@ -510,10 +560,15 @@ class ReconnectPlanner:
                 that ended the attempt: :class:`TruncatedStreamError` is a cut,
                 :class:`RemoteProtocolError` a protocol error, :class:`ResponseError`
                 a refused response, :class:`LocalProtocolError` a bug that stops;
-                any other exception is a network error (a connect error when its
-                chain holds ConnectionRefusedError or socket.gaierror).  Catch only
-                your HTTP client's transport errors and sse_sansio's errors: the
-                planner cannot tell a bug of yours from a network error.
+                so does a programming error (``TypeError``, ``AttributeError``,
+                ``NameError``, ``AssertionError``, ``ImportError``,
+                ``NotImplementedError``, ``RecursionError``, ``SyntaxError``, and
+                their subclasses): the Stop (``FAILED``) holds it in ``error``.  Any
+                other exception is a network error (a connect error when its chain
+                holds ConnectionRefusedError or socket.gaierror).  Catch only your
+                HTTP client's transport errors and sse_sansio's errors: the planner
+                cannot tell every bug of yours (a ``KeyError``, a ``ValueError``)
+                from a network error.
             now: The time on your clock.
             connection: The Connection this attempt fed, if you made your own (the one
                 from :meth:`connection` or :meth:`events` is used otherwise): its
@@ -535,11 +590,7 @@ class ReconnectPlanner:
             return self._stop
         if not self._started:
             raise LocalProtocolError("ended() before start(): call start() first")
-        conn = connection if connection is not None else self._connection
-        if conn is not None:
-            self._last_event_id = conn.last_event_id
-            if conn.retry is not None:
-                self._retry = conn.retry
+        self._absorb(connection if connection is not None else self._connection)
         delivered = self._events if events is None else events
         healthy = (self._reset_on_event and delivered > 0) or (
             self._accepted
@@ -553,10 +604,20 @@ class ReconnectPlanner:
     def close(self, reason: str = "closed by the caller") -> Stop:
         """Stop for good (the user closed the stream); later calls return this Stop."""
         if self._stop is None:
+            self._absorb(self._connection)
             self._stop = Stop(StopCause.CLOSED, reason)
         return self._stop
 
     # ---------------------------------------------------------------- internals
+
+    def _absorb(self, conn: Connection[OptInItem] | None) -> None:
+        """Keep what the attempt's connection learnt (its last event ID and retry); the
+        attempt is over, so the properties read them here from now on."""
+        if conn is not None:
+            self._last_event_id = conn.last_event_id
+            if conn.retry is not None:
+                self._retry = conn.retry
+        self._connection = None
 
     def _decide(self, how: How, now: float) -> Decision:
         kind, error = _classify(how)
@@ -566,6 +627,13 @@ class ReconnectPlanner:
             return self._refused(error, now)
         if isinstance(error, LocalProtocolError):
             return self._stopping(StopCause.FAILED, f"a local error: {error}", error)
+        if isinstance(error, PROGRAMMING_ERRORS):
+            return self._stopping(
+                StopCause.FAILED,
+                f"a programming error ({type(error).__name__}: {error}), not a network"
+                " error: not retried",
+                error,
+            )
         self._failures += 1
         if kind is AttemptEnd.PROTOCOL_ERROR:
             if self._single or self._last_event_id == self._attempt_id:
@@ -582,7 +650,23 @@ class ReconnectPlanner:
                 f"{_what(kind, error)} after the request was sent; not repeated",
                 error,
             )
+        if self._resume_only and kind is not AttemptEnd.CONNECT_ERROR:
+            blind = self._blind()
+            if blind is not None:
+                return self._stopping(
+                    StopCause.NOT_RESUMABLE,
+                    f"{_what(kind, error)}; {blind}: resume_only=True does not reconnect blindly",
+                    error,
+                )
         return self._backing_off(now, _what(kind, error), error)
+
+    def _blind(self) -> str | None:
+        """Why a reconnection now could not resume the stream, or None if it could."""
+        last_id = self._last_event_id
+        if not last_id:
+            return "the stream gave no event ID to resume from"
+        problem = _unsendable(last_id)
+        return None if problem is None else f"the last event ID {last_id!r} {problem}"
 
     def _refused(self, error: ResponseError, now: float) -> Decision:
         check = error.check
