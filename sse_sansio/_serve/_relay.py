@@ -95,8 +95,9 @@ class Relay:
 
     Attributes:
         outcome: Once the iteration is over, with a dialect: the
-            :class:`llm.Outcome <sse_sansio.llm.Outcome>`, usage included (a
-            ``"failed"`` one after our error event); else None.
+            :class:`llm.Outcome <sse_sansio.llm.Outcome>`, usage included (after a
+            watchdog's verdict, a ``"cut"`` with ``cut="gave-up"``, unless the answer
+            had ended before); else None.
         verdict: Once the iteration is over, with a watchdog: its last
             :class:`~sse_sansio.Verdict`; else None.
 
@@ -237,16 +238,18 @@ class Relay:
         assert self.verdict is not None
         message = f"the gateway gave up: {_GIVE_UP[self.verdict.state]}"
         tracker = self._tracker
+        if tracker is not None:
+            # The outcome is the truth, a cut "gave-up" (unless the answer had already
+            # ended), not the "failed" our own error event would make it.
+            with contextlib.suppress(PayloadError):
+                tracker.end(gave_up=message)
         if tracker is None or tracker.dialect not in REFRAMER_DIALECTS:
             raise StreamCut(message)
-        events = [
+        return [
             item
             for item in Reframer(tracker.dialect).error(message, open_event=False)
             if isinstance(item, Event)
         ]
-        for event in events:
-            self._track(event)
-        return events
 
     def _judge(self) -> Outcome | None:
         tracker = self._tracker

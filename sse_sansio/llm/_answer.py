@@ -149,13 +149,17 @@ def _fields(call: _Call) -> dict[str, Any]:
 
 
 def _tool_call(call: _Call) -> ToolCall:
+    streamed = "".join(call.parts)
     if call.final is not None:
         arguments = call.final
-    elif call.parts or call.value is None or not call.complete:
+    elif call.value is None or not call.complete or streamed.strip():
         # An object given at the start (Anthropic's "input": {}) is only a
         # placeholder until the call is whole: the input may still be streaming.
-        arguments = "".join(call.parts)
+        arguments = streamed
     else:
+        # Whole, and nothing (or only empty fragments: Anthropic's one empty
+        # input_json_delta for a tool without arguments) was streamed: the object
+        # the API gave is the arguments.
         arguments = _dumps(call.value)
     value = _parsed(arguments)
     return ToolCall(call.id, call.name, arguments, value, call.complete)

@@ -10,9 +10,14 @@
 # at the end, every candidate's finishReason decides (the worst one wins; a candidate
 # seen but never finished makes a cut).  A blocked prompt stops the answer at once; an
 # error object fails it.  Each chunk's usageMetadata gives the figures so far.
+# Function calls arrive whole, one per part, except on Vertex AI with
+# streamFunctionCallArguments: then a call's arguments stream as partialArgs (FunctionCall
+# and PartialArg in the aiplatform v1 reference), assembled here into one call (_function()).
 
 from __future__ import annotations
 
+import itertools
+import re
 from typing import Any, Final
 
 from sse_sansio._events import Event
@@ -77,6 +82,7 @@ class Gemini(Dialect):
         self.seen: set[int] = set()
         self.last_finish_at: int | None = None
         self.calls = 0
+        self.open: int | None = None  # the call whose arguments are streaming
 
     # -- tracking ------------------------------------------------------------------
 
@@ -136,10 +142,32 @@ class Gemini(Dialect):
                 self.parts.add_text(part.get("text"))
             function = part.get("functionCall")
             if isinstance(function, dict):
+                self._function(function)
+
+    def _function(self, function: dict[str, Any]) -> None:
+        """A functionCall part: whole (name and args), or one piece of a call whose
+        arguments stream (Vertex's streamFunctionCallArguments): the first piece has
+        the name and ``willContinue: true``, the next ones ``partialArgs``, and the
+        piece without ``willContinue`` (often an empty ``{}``) ends the call."""
+        partial = function.get("partialArgs")
+        going = function.get("willContinue") is True
+        if self.open is None and not (going or isinstance(partial, list)):
+            if "name" in function:  # a whole call ({} alone ends nothing: skip it)
                 self.calls += 1
                 call = self.parts.call(self.calls, id=function.get("id"), name=function.get("name"))
                 call.value = function.get("args", {})
                 call.complete = True
+            return
+        if self.open is None:
+            self.calls += 1
+            self.open = self.calls
+            self.parts.call(self.open).value = {}
+        call = self.parts.call(self.open, id=function.get("id"), name=function.get("name"))
+        for arg in partial if isinstance(partial, list) else ():
+            _partial_arg(call.value, arg)
+        if not going:
+            call.complete = True
+            self.open = None
 
     def at_end(self) -> Verdict:
         if not self.finishes:
@@ -184,3 +212,81 @@ class Gemini(Dialect):
     @staticmethod
     def claims_payload(kind: str | None, payload: Any) -> bool:
         return get(payload, "candidates") is not None or get(payload, "promptFeedback") is not None
+
+
+# -- streamed function-call arguments (Vertex AI) -----------------------------------------
+#
+# A PartialArg is {"jsonPath": "$.a.b[0]", one of stringValue, numberValue, boolValue,
+# nullValue, "willContinue"}: the value at that path (RFC 9535's normalized paths: member
+# names and indexes).  A string streams in pieces, each appended to the one before; any
+# other value is whole.  As Google's ADK aggregator does (streaming_utils.py).
+
+_STEP: Final = re.compile(r"\.([^.\[]+)|\[(\d{1,9})\]|\[(['\"])(.*?)\3\]")
+_VALUES: Final = ("stringValue", "numberValue", "boolValue", "nullValue")
+
+
+def _partial_arg(args: Any, arg: Any) -> None:
+    """Put one PartialArg's value into ``args`` (the call's arguments so far)."""
+    path = get(arg, "jsonPath")
+    found = [name for name in _VALUES if name in arg] if isinstance(arg, dict) else []
+    if not isinstance(path, str) or not path.startswith("$") or not found:
+        return
+    steps: list[str | int] = []
+    at = 1
+    while at < len(path):
+        match = _STEP.match(path, at)
+        if match is None:
+            return  # a path this version cannot read: the value is left out
+        member, index, _, quoted_member = match.groups()
+        steps.append(int(index) if index is not None else member or quoted_member)
+        at = match.end()
+    value = None if found[0] == "nullValue" else arg[found[0]]
+    _put(args, steps, value)
+
+
+def _put(node: Any, steps: list[str | int], value: Any) -> None:
+    """Set ``value`` at ``steps`` under ``node`` (objects and arrays made on the way;
+    a step that does not fit what is there drops the value); a string piece is
+    appended to the string already there."""
+    for step, after in itertools.pairwise(steps):
+        child = _at(node, step)
+        if child is None:
+            child = _set(node, step, [] if isinstance(after, int) else {})
+        node = child
+    if not steps or not _fits(node, steps[-1]):
+        return
+    before = _at(node, steps[-1])
+    _set(node, steps[-1], before + value if _both_str(before, value) else value)
+
+
+def _fits(node: Any, step: str | int) -> bool:
+    """A member name fits an object; an index an array, up to one past its end (an
+    array streams in order: a farther index would invent elements)."""
+    if isinstance(step, int):
+        return isinstance(node, list) and step <= len(node)
+    return isinstance(node, dict)
+
+
+def _both_str(before: Any, value: Any) -> bool:
+    return isinstance(before, str) and isinstance(value, str)
+
+
+def _at(node: Any, step: str | int) -> Any:
+    """What is at ``step`` under ``node`` (None: nothing, or it does not fit)."""
+    if not _fits(node, step):
+        return None
+    if isinstance(node, list):
+        return node[step] if step < len(node) else None  # type: ignore[operator]
+    return node.get(step)
+
+
+def _set(node: Any, step: str | int, value: Any) -> Any:
+    """Put ``value`` at ``step`` under ``node`` and return it; None when the step
+    does not fit ``node``."""
+    if not _fits(node, step):
+        return None
+    if isinstance(node, list) and step == len(node):
+        node.append(value)
+    else:
+        node[step] = value
+    return value

@@ -11,6 +11,12 @@
 # Rules: [DONE] ends the stream, and the finish reasons of the choices seen decide
 # (the worst one wins; a choice seen but never finished makes a cut).  Choice 0 is the
 # answer.  An error payload, or an event named error, fails the answer.
+#
+# Compatible servers' shapes read too: Mistral's reasoning models (magistral) send
+# `content` as a list of chunks, `{"type": "thinking", "thinking": [{"type": "text",
+# "text"}]}` and `{"type": "text", "text"}` (Mistral's "Reasoning" docs, mistralai's
+# ThinkChunk and TextChunk); Ollama streams each tool call whole, every one under
+# index 0 with its own id, so a new id under a used index is a new call (_key()).
 
 from __future__ import annotations
 
@@ -47,6 +53,8 @@ class OpenAIChat(Dialect):
     name = "openai-chat"
     terminal = "data: [DONE]"
     json_types = frozenset({NO_EVENT_TYPE, "error"})
+    # Compatible servers (vLLM, LiteLLM) end the stream with [DONE] after an error too.
+    stream_end = _DONE
 
     FINISH: Final[dict[str, tuple[bool, str]]] = {
         "stop": (True, "the model reached a natural stop point or a stop sequence"),
@@ -75,6 +83,7 @@ class OpenAIChat(Dialect):
         self.finishes: dict[int, str] = {}
         self.seen: set[int] = set()
         self.usage_last = False  # the latest event carried a usage object
+        self.slots: dict[int, object] = {}  # a tool-call index reused by a new call
 
     # -- tracking ------------------------------------------------------------------
 
@@ -139,18 +148,50 @@ class OpenAIChat(Dialect):
         """Choice 0's delta: content, reasoning (compatible servers), tool calls."""
         if not isinstance(delta, dict):
             return
-        self.parts.add_text(delta.get("content"))
+        content = delta.get("content")
+        if isinstance(content, list):
+            self._chunks(content)
+        else:
+            self.parts.add_text(content)
         self.parts.add_reasoning(delta.get("reasoning_content", delta.get("reasoning")))
         calls = delta.get("tool_calls")
         for position, call in enumerate(calls if isinstance(calls, list) else ()):
             index = get(call, "index")
-            key = index if isinstance(index, int) else position
-            self.parts.call(key, id=get(call, "id"), name=get(call, "function", "name"))
+            id = get(call, "id")
+            key = self._key(index if isinstance(index, int) else position, id)
+            self.parts.call(key, id=id, name=get(call, "function", "name"))
             self.parts.add_arguments(key, get(call, "function", "arguments"))
         function = delta.get("function_call")  # the deprecated functions API
         if isinstance(function, dict):
             self.parts.call("function_call", name=function.get("name"))
             self.parts.add_arguments("function_call", function.get("arguments"))
+
+    def _chunks(self, content: list[Any]) -> None:
+        """Content as a list of chunks (Mistral's reasoning models, magistral):
+        ``{"type": "text", "text"}`` is text; ``{"type": "thinking", "thinking":
+        [{"type": "text", "text"}, ...]}`` is reasoning."""
+        for chunk in content:
+            kind = get(chunk, "type")
+            if kind == "text":
+                self.parts.add_text(get(chunk, "text"))
+            elif kind == "thinking":
+                thinking = get(chunk, "thinking")
+                for inner in thinking if isinstance(thinking, list) else (thinking,):
+                    self.parts.add_reasoning(
+                        get(inner, "text") if isinstance(inner, dict) else inner
+                    )
+
+    def _key(self, index: int, id: Any) -> object:
+        """The answer's key for a fragment under tool-call ``index``.  A fragment that
+        names an id other than the one its index already has starts a new call: an id
+        names one call (the tool result must quote it), and OpenAI sends it only on a
+        call's first fragment, so a second id under one index (Ollama gives every call
+        index 0) is a second call, never more arguments for the first."""
+        key = self.slots.get(index, index)
+        known = self.parts.calls.get(key)
+        if isinstance(id, str) and known is not None and known.id not in (None, id):
+            key = self.slots[index] = (index, len(self.parts.calls))
+        return key
 
     def stop_word(self) -> str | None:
         return min(self.finishes.items())[1] if self.finishes else None

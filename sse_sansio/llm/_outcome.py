@@ -17,7 +17,7 @@ from ._usage import UNAVAILABLE, Usage
 __all__ = ["EXIT_STATUS", "Outcome", "PayloadError", "Verdict"]
 
 OutcomeWord = Literal["completed", "stopped", "failed", "cut"]
-CutWhere = Literal["mid-event", "before-terminal", "unfinished"]
+CutWhere = Literal["mid-event", "before-terminal", "unfinished", "gave-up"]
 
 # The command line's exit status for each outcome (a protocol error exits with 1).
 EXIT_STATUS: Final[dict[str, int]] = {"completed": 0, "cut": 3, "stopped": 4, "failed": 5}
@@ -43,8 +43,10 @@ class Outcome:
         error_message: For ``"failed"``: the error's message.
         cut: For ``"cut"``: ``"mid-event"`` (the stream ended inside an event, which
             was discarded), ``"before-terminal"`` (it ended between events, before
-            the API's terminal event) or ``"unfinished"`` (the terminal event came, but
-            the API never said why the answer ended: no finish or stop reason).
+            the API's terminal event), ``"unfinished"`` (the terminal event came, but
+            the API never said why the answer ended: no finish or stop reason) or
+            ``"gave-up"`` (the caller stopped reading before the API said it was over:
+            a watchdog's verdict, a timeout; :meth:`Tracker.end`'s ``gave_up``).
         offset: The stream offset the outcome points at: the start of the event that
             decided it, or for a cut the end of the last complete item (where the lost
             part begins); ``None`` when unknown (items built by hand).

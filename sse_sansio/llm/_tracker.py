@@ -19,9 +19,12 @@
 #    stopped, or a cut when it came without a finish or stop reason), or an in-band
 #    error (failed).  A cut after it loses nothing of the answer: the API had said it
 #    was over.
-# 2. Otherwise a stream that ended inside an event (EndOfStream.truncated) is a cut
+# 2. Otherwise a stream the caller gave up on (end(gave_up=...): a watchdog's verdict,
+#    a timeout) is a cut "gave-up": whatever the bytes so far, the caller chose to
+#    stop, which is neither the server's cut nor its clean end.
+# 3. Otherwise a stream that ended inside an event (EndOfStream.truncated) is a cut
 #    "mid-event": the discarded event may have been the terminal one.
-# 3. Otherwise the dialect judges the clean end: a cut "before-terminal" for every API
+# 4. Otherwise the dialect judges the clean end: a cut "before-terminal" for every API
 #    with a terminal event; for Gemini, which has none, the candidates' finish reasons.
 
 from __future__ import annotations
@@ -143,13 +146,17 @@ class Tracker:
             self._verdict = verdict._replace(offset=item.start if item.start >= 0 else None)
         return payload
 
-    def end(self, *, truncated: bool = False) -> Outcome:
+    def end(self, *, truncated: bool = False, gave_up: str | None = None) -> Outcome:
         """The stream has ended (``truncated``: inside an event); return the outcome.
 
         Use it where the feeding helpers end the stream for you:
         ``sse_sansio.iter_events()`` stops at a clean end (``end()``) and raises
         ``TruncatedStreamError`` at a cut one (``end(truncated=True)``, or feed its
-        ``end_of_stream``).  Calling it again returns the same outcome.
+        ``end_of_stream``).  When you stop reading yourself (a
+        :class:`~sse_sansio.Watchdog` verdict, a timeout), say why in ``gave_up``:
+        unless an event had already settled it, the outcome is a cut with
+        ``cut="gave-up"`` and your words in its reason.  Calling it again returns the
+        same outcome.
 
         Raises:
             PayloadError: an earlier event's data was not JSON (the same error again).
@@ -157,16 +164,23 @@ class Tracker:
         if self._error is not None:
             raise self._error
         if self._outcome is None:
-            self._outcome = self._judge(truncated)
+            self._outcome = self._judge(truncated, gave_up)
         return self._outcome
 
     def _mark_end(self, end: int) -> None:
         if end >= 0:
             self._last_end = end
 
-    def _judge(self, truncated: bool) -> Outcome:
+    def _judge(self, truncated: bool, gave_up: str | None) -> Outcome:
         verdict = self._verdict
-        if verdict is None and truncated:
+        if verdict is None and gave_up is not None:
+            verdict = Verdict(
+                "cut",
+                f"the caller gave up on the stream ({gave_up}) before "
+                f"{self._dialect.missing()}",
+                cut="gave-up",
+            )
+        elif verdict is None and truncated:
             verdict = Verdict(
                 "cut",
                 "the stream was cut in the middle of an event (which was discarded), "

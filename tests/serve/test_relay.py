@@ -206,7 +206,8 @@ def test_a_stall_behind_keepalives_ends_with_the_dialects_error_event() -> None:
     assert relay.verdict is not None
     assert relay.verdict.state == "stalled"
     assert relay.outcome is not None
-    assert relay.outcome.outcome == "failed"
+    assert (relay.outcome.outcome, relay.outcome.cut) == ("cut", "gave-up")
+    assert "the upstream made no progress" in relay.outcome.reason
 
 
 def test_no_first_byte_ends_with_an_anthropic_error_event() -> None:
@@ -251,6 +252,21 @@ def test_a_verdict_without_an_error_event_to_write_is_passed_on_as_a_cut(
     assert "silent" in str(error)
     assert relay.verdict is not None
     assert relay.verdict.state == "idle"
+    if dialect is not None:  # the tracker was told the gateway gave up
+        assert relay.outcome is not None
+        assert (relay.outcome.outcome, relay.outcome.cut) == ("cut", "gave-up")
+
+
+def test_a_verdict_after_a_payload_that_broke_the_dialect_reports_the_payload() -> None:
+    clock = FakeClock()
+    dog = Watchdog(idle=2, now=clock())
+    upstream = Upstream(b"data: not json\n\n", clock.step(5.0), b"", then="hang")
+    relay = Relay(upstream, dialect="openai-chat", watchdog=dog, now=clock)
+    items, error = run(relay)
+    assert error is None  # the error event of ours ended it
+    assert items[0] == Event(data="not json")
+    assert relay.outcome is not None
+    assert (relay.outcome.outcome, relay.outcome.error_type) == ("failed", "PayloadError")
 
 
 def test_waking_up_for_the_watchdog_never_cancels_the_pending_read() -> None:
