@@ -90,12 +90,14 @@ from ._feeding import (
     chunks_of,
     iter_events,
 )
-from ._response import Headers, ResponseCheck, ResponseError, check_response
+from ._response import ResponseCheck, ResponseError, check_response
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from sse_sansio._receive._options import ClassicOptions, OptInOptions
+
+    from ._response import Headers
 
 __all__ = ["AttemptEnd", "Reconnect", "ReconnectPlanner", "Stop", "StopCause"]
 
