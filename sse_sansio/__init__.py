@@ -28,8 +28,14 @@ from ._health._watchdog import Verdict, Watchdog
 from ._public import publish as _publish
 from ._receive._connection import DEFAULT_MAX_EVENT_SIZE, NEED_DATA, NeedData, OptInItem
 from ._receive._implementation import IMPLEMENTATION, Connection
-from ._resume._replay import AsyncReplayWindow, ReplayWindow, Resume
-from ._resume._replay_store import AsyncReplayStore, MemoryStore, ReplayStore, StoreSnapshot
+from ._resume._replay import AsyncReplayWindow, ReplayWindow, Resume, window_token
+from ._resume._replay_store import (
+    AsyncMemoryStore,
+    AsyncReplayStore,
+    MemoryStore,
+    ReplayStore,
+    StoreSnapshot,
+)
 from ._serializer import serialize
 from ._serve._relay import Relay
 from ._serve._server_stream import ServerStream
@@ -40,6 +46,7 @@ __all__ = [
     "IMPLEMENTATION",
     "NEED_DATA",
     "READ_SIZE",
+    "AsyncMemoryStore",
     "AsyncReplayStore",
     "AsyncReplayWindow",
     "AttemptEnd",
@@ -82,6 +89,7 @@ __all__ = [
     "describe_body",
     "iter_events",
     "serialize",
+    "window_token",
 ]
 
 # Every class and function above is named by this face, not by the private module that

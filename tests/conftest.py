@@ -158,6 +158,7 @@ RUN_ONCE: dict[str, str] = {
     "test_response_hostile": "the response checks",
     "test_health_hostile": "the stream-health state machines",
     "test_resume_wait": "the replay window's wait",
+    "test_replay_routing": "the replay window's routing and async memory store",
     "test_example_hostile": "examples run on live sockets",
     "test_gateway_examples": "the gateway examples live; test_relay parses on both cores",
 }

@@ -30,6 +30,15 @@
 #   verdict: a resuming request replays what is left and ends at once, instead of
 #   waiting for events that will never come.  A window refuses append() after its own
 #   close().
+#
+# Speed (issue 34, item 4): an event is checked once, when append() takes it; a
+# MemoryStore keeps it as sent (ID included) and replays by one slice of its deque
+# (read_sent()), so resume() and append() cost a small multiple of a deque's own; an ID
+# that is malformed, of another stream or never issued is judged on the parsed ID and the
+# store's token and newest number alone, reading no event.
+#
+# Routing (issue 34, item 5): window_token() reads the token out of an ID, so a server
+# with several streams per session keeps one dict from ReplayWindow.token to stream.
 
 from __future__ import annotations
 
@@ -41,9 +50,15 @@ from sse_sansio._clock import seconds
 from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Event
 
-from ._replay_store import AsyncReplayStore, MemoryStore, ReplayStore, StoreSnapshot
+from ._replay_store import (
+    AsyncMemoryStore,
+    AsyncReplayStore,
+    MemoryStore,
+    ReplayStore,
+    StoreSnapshot,
+)
 
-__all__ = ["AsyncReplayWindow", "ReplayWindow", "Resume"]
+__all__ = ["AsyncReplayWindow", "ReplayWindow", "Resume", "window_token"]
 
 Verdict = Literal["continue", "gap", "unknown"]
 
@@ -102,18 +117,52 @@ def _parse(last_event_id: str) -> tuple[str, int] | None:
     return match[1], int(match[2])
 
 
-def _judge(asked: tuple[str, int] | None, snapshot: StoreSnapshot) -> Resume:
-    """The verdict on ``asked`` (a parsed ID) given what the store holds after it."""
-    end = (snapshot.finished, snapshot.cut)
+def window_token(last_event_id: str) -> str | None:
+    """The token of the window that issued ``last_event_id`` (:attr:`ReplayWindow.token`),
+    or None for an ID no window writes (foreign, malformed, not a str).
+
+    A server with several streams per session keeps one dict from token to stream and
+    routes a reconnecting client's ``Last-Event-ID`` with it, instead of asking every
+    stream's window.  The token says which window wrote the ID's form, not that the ID
+    was issued: the window's :meth:`~ReplayWindow.resume` still judges that.
+    """
+    parsed = _parse(last_event_id)
+    return None if parsed is None else parsed[0]
+
+
+def _verdict(asked: tuple[str, int] | None, snapshot: StoreSnapshot) -> Verdict:
+    """The verdict on ``asked`` (a parsed ID) given the store's token and numbers."""
     if asked is None or asked[0] != snapshot.token or asked[1] > snapshot.last:
-        return Resume("unknown", (), *end)
-    token, number = asked
-    events = tuple(_with_id(event, token, n) for n, event in snapshot.events)
+        return "unknown"
     # The events numbered number+1 ... first-1 were dropped (there are none to drop when
     # first == number + 1, or when nothing after number was ever issued).
-    if snapshot.first > number + 1:
-        return Resume("gap", events, *end)
-    return Resume("continue", events, *end)
+    return "gap" if snapshot.first > asked[1] + 1 else "continue"
+
+
+def _judge(asked: tuple[str, int] | None, snapshot: StoreSnapshot) -> Resume:
+    """The answer to ``asked`` given what the store holds after it."""
+    verdict = _verdict(asked, snapshot)
+    events: tuple[Event, ...] = ()
+    if asked is not None and verdict != "unknown":
+        events = tuple(_with_id(event, asked[0], n) for n, event in snapshot.events)
+    return Resume(verdict, events, snapshot.finished, snapshot.cut)
+
+
+def _after(asked: tuple[str, int] | None, token: str | None) -> int | None:
+    """The number to read events after, or None to read none: an ID that is malformed,
+    or of another stream than the token last seen, reads no event (O(1), not a scan)."""
+    if asked is None or (token is not None and asked[0] != token):
+        return None
+    return asked[1]
+
+
+def _again(asked: tuple[str, int] | None, after: int | None, snapshot: StoreSnapshot) -> int | None:
+    """The number to read after once more, or None: ``asked`` was taken for another
+    stream's, but the store's token is its own (the stream was made again, under a new
+    token, since the token was last seen)."""
+    if after is None and asked is not None and asked[0] == snapshot.token:
+        return asked[1]
+    return None
 
 
 def _check_open(closed: bool) -> None:
@@ -156,7 +205,22 @@ class ReplayWindow:
         store: ReplayStore | None = None,
     ) -> None:
         self._store = _store(store, max_events, max_bytes)
+        # The in-memory store's fast paths (events kept as sent), exactly that class.
+        self._memory = self._store if type(self._store) is MemoryStore else None
+        self._token: str | None = None
         self._closed = False
+
+    @property
+    def token(self) -> str:
+        """This window's token: what :func:`window_token` returns for its IDs.
+
+        Read from the store once (the first read makes it, for a Redis store), then
+        kept; a resume that finds a new one (a Redis stream deleted and made again)
+        keeps that instead.
+        """
+        if self._token is None:
+            self._token = self._store.read(None).token
+        return self._token
 
     @property
     def store(self) -> ReplayStore:
@@ -171,6 +235,8 @@ class ReplayWindow:
         if type(event) is not Event:
             raise LocalProtocolError(f"append() takes an Event, not {type(event).__name__}")
         _check_open(self._closed)
+        if self._memory is not None:
+            return self._memory.append_sent(event)
         return _appended(event, self._store.append(event))
 
     def close(self, *, cut: bool = False) -> None:
@@ -186,7 +252,18 @@ class ReplayWindow:
     def resume(self, last_event_id: str) -> Resume:
         """What to send a client that reconnected with this ``Last-Event-ID``."""
         asked = _parse(last_event_id)
-        return _judge(asked, self._store.read(None if asked is None else asked[1]))
+        if self._memory is None:
+            after = _after(asked, self._token)
+            snapshot = self._store.read(after)
+            self._token = snapshot.token
+            again = _again(asked, after, snapshot)
+            if again is not None:
+                snapshot = self._store.read(again)
+            return _judge(asked, snapshot)
+        snapshot, sent = self._memory.read_sent(_after(asked, self._memory.token))
+        verdict = _verdict(asked, snapshot)
+        events = () if verdict == "unknown" else sent
+        return Resume(verdict, events, snapshot.finished, snapshot.cut)
 
     def priming(self, retry: int | None = None, *, from_start: bool = False) -> Event:
         """The priming event: empty data, an ID to reconnect with, and ``retry`` (ms).
@@ -201,10 +278,17 @@ class ReplayWindow:
 
 class AsyncReplayWindow:
     """:class:`ReplayWindow` over an :class:`AsyncReplayStore` (the asyncio Redis
-    store): the same IDs and verdicts, with ``await``."""
+    store): the same IDs and verdicts, with ``await``.
 
-    def __init__(self, store: AsyncReplayStore) -> None:
-        self._store = store
+    A :class:`MemoryStore` is taken too: it is wrapped in an :class:`AsyncMemoryStore`
+    (then ``store`` is that wrapper), whose waiting resumes wake on append.
+    """
+
+    def __init__(self, store: AsyncReplayStore | MemoryStore) -> None:
+        self._store: AsyncReplayStore = (
+            AsyncMemoryStore(store) if isinstance(store, MemoryStore) else store
+        )
+        self._token: str | None = None  # the store's token, as last read
         self._closed = False
 
     @property
@@ -234,8 +318,14 @@ class AsyncReplayWindow:
         """
         wait = seconds("wait", wait)
         asked = _parse(last_event_id)
-        after = None if asked is None else asked[1]
-        resume = _judge(asked, await self._store.read(after))
+        after = _after(asked, self._token)
+        snapshot = await self._store.read(after)
+        self._token = snapshot.token
+        again = _again(asked, after, snapshot)
+        if again is not None:
+            after = again
+            snapshot = await self._store.read(after)
+        resume = _judge(asked, snapshot)
         waiting = resume.verdict == "continue" and not resume.events and not resume.finished
         if wait is not None and waiting:
             resume = _judge(asked, await self._store.read(after, wait=wait))

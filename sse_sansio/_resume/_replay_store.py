@@ -15,23 +15,36 @@
 #   in a cut); every later read() reports it (``finished``, ``cut``), in every process
 #   that reads the store, so that a client resuming after the end is not held open
 #   waiting for events that will never come.  The first finish() wins.
-# The events a store returns carry no ID: the window writes ``<token>-<number>``.
+# - (not in the protocols, which the windows need; every store here has it) append_many
+#   (events) is append() of each event in turn, done at once: the numbers run on without
+#   a hole, and it returns the token with the last one.
+# The events a store returns may carry any ID: the window writes ``<token>-<number>``.
+# The whole contract, for stores in other engines, is docs/stores-contract.rst.
 #
-# MemoryStore keeps a deque, trimmed on append by max_events and max_bytes (the bytes
-# serialize() writes for the event, ID included, so a client's replay is bounded too).
+# MemoryStore keeps a deque of the events as they were sent (IDs included), trimmed on
+# append by max_events and max_bytes (the bytes serialize() writes for the event, ID
+# included, so a client's replay is bounded too).  Speed (issue 34, item 4): an event is
+# checked once, by the window's append(); the store builds the event with its ID by the
+# unchecked constructor, and a replay is one slice of the deque (read_sent()), so that
+# resuming costs what copying the events costs, and an ID of no event here costs O(1).
+#
+# AsyncMemoryStore is the same store behind the async protocol, for AsyncReplayWindow:
+# append() and finish() wake the readers that wait (read(after, wait=...)) at once.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import islice
-from typing import Protocol
+from typing import Any, Protocol
 
-from sse_sansio._events import Event
+from sse_sansio._events import Event, new_event
 from sse_sansio._serializer import serialize
 
-__all__ = ["AsyncReplayStore", "MemoryStore", "ReplayStore", "StoreSnapshot"]
+__all__ = ["AsyncMemoryStore", "AsyncReplayStore", "MemoryStore", "ReplayStore", "StoreSnapshot"]
 
 # 96 random bits: an ID cannot be guessed into another stream, and stays short.
 TOKEN_BYTES = 12
@@ -108,34 +121,132 @@ class MemoryStore:
         self._max_events = _limit("max_events", max_events)
         self._max_bytes = _limit("max_bytes", max_bytes)
         self._token = new_token()
-        self._kept: deque[tuple[int, Event, int]] = deque()  # number, event, size
+        self._prefix = self._token + "-"
+        self._sent: deque[Event] = deque()  # the kept events, with their IDs
+        self._sizes: deque[int] = deque()  # their sizes, kept only under max_bytes
         self._bytes = 0
         self._last = 0
         self._end: tuple[bool, bool] = (False, False)  # finished, cut
 
+    @property
+    def token(self) -> str:
+        """The stream's token."""
+        return self._token
+
     def append(self, event: Event) -> tuple[str, int]:
-        self._last += 1
-        kept = Event(type=event.type, data=event.data, retry=event.retry)
-        size = len(serialize(kept)) + len(f"id: {self._token}-{self._last}\n")
-        self._kept.append((self._last, kept, size))
-        self._bytes += size
-        while self._kept and self._over():
-            self._bytes -= self._kept.popleft()[2]
+        self.append_sent(event)
         return self._token, self._last
 
+    def append_many(self, events: Iterable[Event]) -> tuple[str, int]:
+        """Keep ``events`` in order; return the token and the number of the last one
+        (the others are the numbers just before it; none kept: the newest number)."""
+        for event in events:
+            self.append_sent(event)
+        return self._token, self._last
+
+    def append_sent(self, event: Event) -> Event:
+        """As :meth:`append`, returning the event as it is kept: with its ID.
+
+        ``event`` must be an exact, valid :class:`Event` (the window checked it): its
+        type, data and retry are taken as they are.
+        """
+        self._last = number = self._last + 1
+        # Event's own slots in order: type, data, id, retry, then no offsets and no raw.
+        sent = new_event(
+            Event, (event[0], event[1], f"{self._prefix}{number}", event[3], -1, -1, None)
+        )
+        self._sent.append(sent)
+        if self._max_bytes is not None:
+            self._keep_bytes(len(serialize(sent)))
+        elif self._max_events is not None and len(self._sent) > self._max_events:
+            self._sent.popleft()
+        return sent
+
+    def _keep_bytes(self, size: int) -> None:
+        self._sizes.append(size)
+        self._bytes += size
+        while self._sent and self._over():
+            self._sent.popleft()
+            self._bytes -= self._sizes.popleft()
+
     def _over(self) -> bool:
-        too_many = self._max_events is not None and len(self._kept) > self._max_events
+        too_many = self._max_events is not None and len(self._sent) > self._max_events
         return too_many or (self._max_bytes is not None and self._bytes > self._max_bytes)
 
     def read(self, after: int | None) -> StoreSnapshot:
-        first = self._kept[0][0] if self._kept else self._last + 1
-        events: tuple[tuple[int, Event], ...] = ()
-        if after is not None:
+        snapshot, sent = self.read_sent(after)
+        start = snapshot.last - len(sent) + 1
+        return StoreSnapshot(
+            snapshot.token, snapshot.first, snapshot.last, tuple(enumerate(sent, start)), *self._end
+        )
+
+    def read_sent(self, after: int | None) -> tuple[StoreSnapshot, tuple[Event, ...]]:
+        """As :meth:`read`, with the events as they were sent (IDs included) beside a
+        snapshot that holds none: one slice of the deque, what a replay costs."""
+        first = self._last - len(self._sent) + 1
+        sent: tuple[Event, ...] = ()
+        if after is not None and after < self._last:
             # The kept numbers run first ... last without a hole: skip to after + 1.
-            skip = max(0, after + 1 - first)
-            events = tuple((n, event) for n, event, _ in islice(self._kept, skip, None))
-        return StoreSnapshot(self._token, first, self._last, events, *self._end)
+            sent = tuple(islice(self._sent, max(0, after + 1 - first), None))
+        return StoreSnapshot(self._token, first, self._last, (), *self._end), sent
 
     def finish(self, *, cut: bool = False) -> None:
         if not self._end[0]:
             self._end = (True, bool(cut))
+
+
+class AsyncMemoryStore:
+    """A :class:`MemoryStore` behind the :class:`AsyncReplayStore` protocol, for
+    :class:`~sse_sansio.AsyncReplayWindow` in one process (``AsyncReplayWindow(store=
+    MemoryStore())`` wraps the store in one by itself).
+
+    ``read(after, wait=seconds)`` with nothing after ``after`` waits until an
+    :meth:`append` or :meth:`finish` on this store, or until ``wait`` has passed.  The
+    store belongs to one event loop; like :class:`MemoryStore` it takes no lock.
+    """
+
+    def __init__(self, store: MemoryStore | None = None) -> None:
+        self._store = MemoryStore() if store is None else store
+        self._waiters: list[asyncio.Future[None]] = []
+
+    @property
+    def memory(self) -> MemoryStore:
+        """The store that keeps the events."""
+        return self._store
+
+    async def append(self, event: Event) -> tuple[str, int]:
+        appended = self._store.append(event)
+        self._wake()
+        return appended
+
+    async def append_many(self, events: Iterable[Event]) -> tuple[str, int]:
+        appended = self._store.append_many(events)
+        self._wake()
+        return appended
+
+    async def read(self, after: int | None, *, wait: float | None = None) -> StoreSnapshot:
+        snapshot = self._store.read(after)
+        if wait is None or after is None or snapshot.events or snapshot.finished:
+            return snapshot
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await asyncio.wait((waiter,), timeout=wait)
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+        return self._store.read(after)
+
+    async def finish(self, *, cut: bool = False) -> None:
+        self._store.finish(cut=cut)
+        self._wake()
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A waiter belongs to a running loop and a read in progress: not kept.
+        return {"_store": self._store, "_waiters": []}
