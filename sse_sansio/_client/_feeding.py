@@ -21,6 +21,20 @@
 #   io.BufferedReader, BytesIO): it returns what has arrived, where read(65536) waits
 #   for 64 KiB or the end, and a slow stream's first event would wait with it.
 #
+# - A read cancelled mid-way (issue 36): asyncio.wait_for(items.__anext__(), t) cancels
+#   the pending __anext__ at its timeout, and the CancelledError thrown into the async
+#   generator at its await of the next chunk ends the generator (and, through it, an
+#   async-generator chunk source such as httpx's).  A bare async generator would then
+#   answer the next __anext__ with StopAsyncIteration: the stream would look cleanly
+#   ended, with nothing said.  So aiter_events() returns the generator wrapped in an
+#   AsyncItems, which the generator tells when a read is interrupted: at its await of
+#   a chunk (cancelled, or failed with the source's own error) or at its yield (a
+#   cancelled __anext__ that had not started yet, athrow()); from then on every __anext__
+#   raises LocalProtocolError saying the read was cancelled (or failed), with what
+#   interrupted it as __cause__.  Going on after the cut is not offered: what the
+#   source had read when the cancellation hit it is lost with it.  The wrapper costs a
+#   slot test per item, no coroutine: it hands out the generator's own awaitables.
+#
 # Invariants: a chunk is fed only when the parser has returned NEED_DATA, so at most one
 # chunk is buffered beyond what the caller has consumed (the pull model is kept); empty
 # chunks are skipped, since b"" would end the stream early; only running out of chunks
@@ -34,18 +48,26 @@ from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
     AsyncIterator,
+    Awaitable,
     Generator,
     Iterable,
 )
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, cast, overload
 
-from sse_sansio._errors import RemoteProtocolError
+from sse_sansio._errors import LocalProtocolError, RemoteProtocolError
 from sse_sansio._events import AnyItem, Comment, EndOfStream, Event
 from sse_sansio._need_data import NEED_DATA
 from sse_sansio._receive._implementation import Connection
 from sse_sansio._receive._options import OptInItem
 
-__all__ = ["READ_SIZE", "TruncatedStreamError", "aiter_events", "iter_events"]
+__all__ = [
+    "READ_SIZE",
+    "AsyncItems",
+    "TruncatedStreamError",
+    "aiter_events",
+    "feed_async",
+    "iter_events",
+]
 
 # How many bytes a file object is asked for at a time: the parser's window size, so
 # that one read is one window.
@@ -371,12 +393,65 @@ def aiter_events(
     """
     _check_mode(end_of_stream)
     conn = _connection(connection, connection_options)
-    return _aiter_events(conn, async_chunks, end_of_stream)
+    items = AsyncItems()
+    items.wrap(feed_async(conn, async_chunks, end_of_stream, items))
+    return cast("AsyncGenerator[AnyItem, None]", items)
 
 
-async def _aiter_events(
-    conn: AnyConnection, chunks: AsyncChunks, mode: EndOfStreamMode
+class AsyncItems:
+    """The async generator of :func:`aiter_events`, told when a read was interrupted.
+
+    Iterates, sends, throws and closes as the generator it wraps (``async for``,
+    ``aclosing()``); once :attr:`interrupted` holds the exception that interrupted a
+    read of the chunks (a cancellation), every ``__anext__`` raises
+    :class:`LocalProtocolError` saying so instead of ending the iteration in silence.
+    """
+
+    __slots__ = ("_gen", "interrupted")
+
+    def __init__(self) -> None:
+        self._gen: AsyncGenerator[AnyItem, None] | None = None
+        self.interrupted: BaseException | None = None
+
+    def wrap(self, gen: AsyncGenerator[AnyItem, None]) -> None:
+        self._gen = gen
+
+    def __aiter__(self) -> AsyncItems:
+        return self
+
+    def __anext__(self) -> Awaitable[AnyItem]:
+        if self.interrupted is not None:
+            return _interrupted(self.interrupted)
+        return self._gen.__anext__()  # type: ignore[union-attr]
+
+    def asend(self, value: None) -> Awaitable[AnyItem]:
+        if self.interrupted is not None:
+            return _interrupted(self.interrupted)
+        return self._gen.asend(value)  # type: ignore[union-attr]
+
+    def athrow(self, *args: Any) -> Awaitable[AnyItem]:
+        return self._gen.athrow(*args)  # type: ignore[union-attr]
+
+    def aclose(self) -> Awaitable[None]:
+        return self._gen.aclose()  # type: ignore[union-attr]
+
+
+AsyncGenerator.register(AsyncItems)
+
+
+async def _interrupted(cause: BaseException) -> NoReturn:
+    what = "cancelled" if not isinstance(cause, Exception) else "interrupted"
+    raise LocalProtocolError(
+        f"a pending read of the stream was {what} ({type(cause).__name__}): the stream"
+        " cannot go on from there (the chunk source was stopped with it); put a timeout"
+        " around the whole read, not around one __anext__()"
+    ) from cause
+
+
+async def feed_async(
+    conn: AnyConnection, chunks: AsyncChunks, mode: EndOfStreamMode, items: AsyncItems
 ) -> AsyncGenerator[AnyItem, None]:
+    """aiter_events()'s loop: ``items`` is told of a read interrupted (the header)."""
     next_event = conn.next_event
     receive_data = conn.receive_data
     source = aiter(chunks)
@@ -384,7 +459,11 @@ async def _aiter_events(
     while True:
         item = next_event()
         if item is NEED_DATA:
-            chunk = await _anext_chunk(source)
+            try:
+                chunk = await _anext_chunk(source)
+            except BaseException as exc:
+                items.interrupted = exc
+                raise
             if chunk is None:
                 receive_data(b"")  # the chunks ran out: the end of the stream
             else:
@@ -396,4 +475,12 @@ async def _aiter_events(
                 yield last
             return
         else:
-            yield item
+            try:
+                yield item
+            except GeneratorExit:
+                raise  # aclose(): a close, not an interruption
+            except BaseException as exc:
+                # Thrown in at the yield: a cancelled __anext__ that had not started
+                # (asyncio.wait_for(..., 0)), or athrow().
+                items.interrupted = exc
+                raise

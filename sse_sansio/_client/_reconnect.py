@@ -74,20 +74,21 @@ import socket
 from collections.abc import AsyncGenerator, Collection, Generator
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
 
 from sse_sansio._errors import LocalProtocolError, RemoteProtocolError
-from sse_sansio._events import Comment, Event
+from sse_sansio._events import AnyItem, Comment, Event
 from sse_sansio._pickling import public_reduce, refuse
 from sse_sansio._receive._implementation import Connection
 from sse_sansio._receive._options import OptInItem
 
 from ._feeding import (
     AsyncChunks,
+    AsyncItems,
     Chunks,
     TruncatedStreamError,
-    aiter_events,
     chunks_of,
+    feed_async,
     iter_events,
 )
 from ._response import ResponseCheck, ResponseError, check_response
@@ -525,7 +526,7 @@ class ReconnectPlanner:
         decoded: bool = ...,
         **connection_options: Unpack[OptInOptions],
     ) -> AsyncGenerator[Event | Comment | OptInItem, None]: ...
-    async def aevents(
+    def aevents(
         self,
         async_chunks: AsyncChunks,
         status: int | None = None,
@@ -534,7 +535,21 @@ class ReconnectPlanner:
         decoded: bool = False,
         **connection_options: Any,
     ) -> AsyncGenerator[Event | Comment | OptInItem, None]:
-        """:meth:`events` for an async iterable of chunks (see :func:`aiter_events`)."""
+        """:meth:`events` for an async iterable of chunks (see :func:`aiter_events`:
+        a read cancelled mid-way is refused the same way)."""
+        items = AsyncItems()
+        items.wrap(self._aevents(async_chunks, status, headers, decoded, connection_options, items))
+        return cast("AsyncGenerator[Event | Comment | OptInItem, None]", items)
+
+    async def _aevents(
+        self,
+        async_chunks: AsyncChunks,
+        status: int | None,
+        headers: Headers | None,
+        decoded: bool,
+        connection_options: dict[str, Any],
+        told: AsyncItems,
+    ) -> AsyncGenerator[AnyItem, None]:
         if status is not None:
             result = self.check(status, {} if headers is None else headers, decoded=decoded)
             if not result.streams:
@@ -542,9 +557,9 @@ class ReconnectPlanner:
                 raise result.error(first)
         conn = self.connection(**connection_options)
         # Closed here when the caller stops early, not left to the garbage collector.
-        async with aclosing(aiter_events(async_chunks, connection=conn)) as items:
+        async with aclosing(feed_async(conn, async_chunks, "raise", told)) as items:
             async for item in items:
-                self.received(item)
+                self.received(item)  # type: ignore[arg-type]
                 yield item
 
     def ended(

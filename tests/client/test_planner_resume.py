@@ -8,6 +8,7 @@ import pytest
 
 from sse_sansio import (
     AttemptEnd,
+    Event,
     Reconnect,
     ReconnectPlanner,
     Stop,
@@ -110,6 +111,7 @@ def test_last_event_id_and_retry_are_current_while_events_yield() -> None:
     seen = []
     body = [b"id: 1\ndata: a\n\n", b"retry: 2500\nid: 2\ndata: b\n\n", b"data: c\n\n"]
     for event in plan.events(body):
+        assert isinstance(event, Event)
         seen.append((event.data, plan.last_event_id, plan.retry, plan.headers()["Last-Event-ID"]))
     assert seen == [("a", "1", None, "1"), ("b", "2", 2500, "2"), ("c", "2", 2500, "2")]
     plan.ended(None, now=1)
