@@ -37,6 +37,7 @@ from ._resume._replay_store import (
     StoreSnapshot,
 )
 from ._serializer import serialize
+from ._serve._hub import Hub
 from ._serve._relay import Relay
 from ._serve._server_stream import ServerStream
 from ._version import __version__
@@ -57,6 +58,7 @@ __all__ = [
     "Diagnostic",
     "EndOfStream",
     "Event",
+    "Hub",
     "KeepalivePlanner",
     "LocalProtocolError",
     "MemoryStore",

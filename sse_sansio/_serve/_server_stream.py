@@ -38,9 +38,28 @@
 # finite and not backwards, is simply remembered; anything else gets the full check),
 # and read an exact Event's id and retry from its slots (a subclass may override the
 # properties: it pays for them).
+#
+# A Hub's subscribers (issue 34, _hub.py) are ServerStreams too, fed by deliver():
+# a Frame is an item serialized once for all of them, trusted because only
+# serialize() made its bytes (it keeps no setter); bytes a caller sends are still
+# checked by send().  subscriber() makes such a stream with the hub's policy for a
+# queue past ``max_buffer``.  The plain path above stays as it was: a policy lives in
+# the queue's container and in the overflow branch only.
+# - "disconnect": the plain list and the plain "slow" rule.
+# - "drop-oldest": a deque; a frame that would pass ``max_buffer`` first drops the
+#   oldest frames, and the gap event (GAP_EVENT, ``{"dropped": n}``) takes their place
+#   at the head: one gap frame, counting every frame dropped since the last hand-out.
+#   Memory: ``max_buffer`` plus the gap frame (plus one frame bigger than max_buffer).
+# - "conflate": a list where a newer frame of a key blanks (``b""``) the older one
+#   still queued, found through ``_slots`` (key -> index and the frame, checked by
+#   identity, so a slot that outlived a hand-out never blanks a stranger); blanks are
+#   squeezed out once they outnumber the frames.  Past ``max_buffer`` with one frame
+#   per key the stream turns "slow", as with "disconnect".
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Hashable
 from typing import Literal
 
 from sse_sansio._clock import Clock, duration, seconds
@@ -51,9 +70,13 @@ from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
 from sse_sansio._resume._replay import ReplayWindow, Resume
 from sse_sansio._serializer import serialize
 
-__all__ = ["ServerStream", "State"]
+__all__ = ["GAP_EVENT", "Frame", "Overflow", "ServerStream", "State", "deliver", "subscriber"]
 
 State = Literal["open", "ended", "cut", "slow"]
+Overflow = Literal["disconnect", "drop-oldest", "conflate"]
+
+#: The event type of the gap signal a "drop-oldest" subscriber gets where frames went.
+GAP_EVENT = "sse_sansio.gap"
 
 _INFINITY = float("inf")
 
@@ -88,6 +111,14 @@ class ServerStream:
         ValueError: an option out of range; on any method, ``now`` going backwards.
     """
 
+    # A Hub's subscriber only (subscriber() sets them on the instance): the policy past
+    # max_buffer, the gap frame at the head and how many frames it counts
+    # ("drop-oldest"), the newest frame queued per key ("conflate").
+    _overflow: Overflow = "disconnect"
+    _gap: tuple[bytes, int] | None = None
+    _slots: dict[Hashable, tuple[int, bytes]] | None = None
+    _blanks = 0
+
     def __init__(
         self,
         *,
@@ -106,7 +137,7 @@ class ServerStream:
         self._burst = _count("coalesce_bytes", coalesce_bytes, 0) or _INFINITY
         self._max_buffer = _count("max_buffer", max_buffer, 1)
         self._window = window
-        self._frames: list[bytes] = []
+        self._frames: list[bytes] | deque[bytes] = []
         self._size = 0
         self._due_at: float | None = None  # when the queued frames are due
         self._unsaid: float | None = None  # the latest hand-out the planner is not told of
@@ -263,11 +294,13 @@ class ServerStream:
     def _queue(self, frame: bytes, now: float, urgent: bool) -> None:
         size = self._size + len(frame)
         if self._size and size > self._max_buffer:
-            self._frames.clear()
-            self._size = 0
-            self._due_at = None
-            self._state = "slow"
-            return
+            if self._overflow != "drop-oldest":
+                self._frames.clear()
+                self._size = 0
+                self._due_at = None
+                self._state = "slow"
+                return
+            size = self._drop_oldest(len(frame)) + len(frame)
         self._frames.append(frame)
         self._size = size
         due_at = self._due_at
@@ -276,6 +309,24 @@ class ServerStream:
         if (urgent or size >= self._burst) and now < due_at:
             due_at = now
         self._due_at = due_at
+
+    def _drop_oldest(self, incoming: int) -> int:
+        """Drop the oldest frames until ``incoming`` bytes fit, and put one gap frame,
+        counting them, at the head; the bytes queued after that."""
+        frames = self._frames
+        assert isinstance(frames, deque)  # subscriber() made it so
+        dropped = 0
+        if self._gap is not None and frames[0] is self._gap[0]:  # unsent yet: count on
+            self._size -= len(frames.popleft())
+            dropped = self._gap[1]
+        while frames and self._size + incoming > self._max_buffer:
+            self._size -= len(frames.popleft())
+            dropped += 1
+        gap = serialize(Event(type=GAP_EVENT, data=f'{{"dropped": {dropped}}}'))
+        frames.appendleft(gap)
+        self._gap = (gap, dropped)
+        self._size += len(gap)
+        return self._size
 
     def _hand_out(self, now: float) -> bytes:
         out = b"".join(self._frames)
@@ -323,3 +374,126 @@ def _count(name: str, value: int, least: int) -> int:
     if value < least:
         raise ValueError(f"ServerStream: {name} must be >= {least}, not {value}")
     return value
+
+
+class Frame:
+    """Items serialized once, to be queued on many streams by :func:`deliver`.
+
+    Its bytes are trusted because serialize() wrote them, from items it checked: a
+    Frame is made from items only, and keeps no setter (bytes a caller hands to
+    ServerStream.send() are still checked there).  ``key`` is the conflation key (None:
+    never conflated); ``urgent``: the frame is due at once (a replay, or an event with
+    a ``retry``, which the client must not wait for).
+    """
+
+    __slots__ = ("data", "key", "urgent")
+
+    data: bytes
+    key: Hashable | None
+    urgent: bool
+
+    def __init__(
+        self, *items: Event | Comment, key: Hashable | None = None, urgent: bool = False
+    ) -> None:
+        data = serialize(items[0]) if len(items) == 1 else b"".join(map(serialize, items))
+        urgent = urgent or any(type(i) is Event and i[3] is not None for i in items)
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "urgent", urgent)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Frame is read-only: {name} stays what serialize() made")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        raise TypeError("a Frame is not pickled: it lives for one publish()")
+
+
+def subscriber(
+    now: float,
+    *,
+    max_buffer: int,
+    overflow: Overflow,
+    keepalive: float | None = None,
+    first_byte: float | None = None,
+    padding: int = 0,
+    coalesce_bytes: int = 0,
+    coalesce_delay: float = 0.0,
+) -> ServerStream:
+    """A ServerStream for a Hub's subscriber, whose queue past ``max_buffer`` follows
+    ``overflow`` (the module's opening comment says how)."""
+    stream = ServerStream(
+        now=now,
+        keepalive=keepalive,
+        first_byte=first_byte,
+        padding=padding,
+        coalesce_bytes=coalesce_bytes,
+        coalesce_delay=coalesce_delay,
+        max_buffer=max_buffer,
+    )
+    stream._overflow = overflow
+    if overflow == "drop-oldest":
+        stream._frames = deque()
+    elif overflow == "conflate":
+        stream._slots = {}
+    return stream
+
+
+def deliver(stream: ServerStream, frame: Frame, now: float) -> bool:
+    """Queue ``frame`` on a subscriber's ``stream``, unless it is no longer open.
+
+    Returns:
+        True when the stream is "slow" (now or before): the hub drops it.
+    """
+    clock = stream._clock
+    if type(now) is float and clock.latest <= now < _INFINITY:
+        clock.latest = now
+    else:
+        now = clock.read(now, "deliver")
+    if stream._state != "open":
+        return stream._state == "slow"
+    slots = stream._slots
+    if slots is None or frame.key is None:
+        stream._queue(frame.data, now, frame.urgent)
+    else:
+        _conflate(stream, slots, frame, now)
+    return stream._state == "slow"
+
+
+def _conflate(
+    stream: ServerStream, slots: dict[Hashable, tuple[int, bytes]], frame: Frame, now: float
+) -> None:
+    """Queue a keyed frame, blanking the older frame of its key still queued."""
+    frames = stream._frames
+    assert isinstance(frames, list)  # a "conflate" stream's queue
+    if not frames:
+        slots.clear()  # all handed out: every slot is stale
+        stream._blanks = 0
+    older = slots.get(frame.key)
+    if older is not None:
+        index, data = older
+        if index < len(frames) and frames[index] is data:
+            frames[index] = b""
+            stream._size -= len(data)
+            stream._blanks += 1
+    stream._queue(frame.data, now, frame.urgent)
+    if stream._state == "open":
+        slots[frame.key] = (len(frames) - 1, frame.data)
+        if 2 * stream._blanks > len(frames):  # amortized: each blank is squeezed once
+            _squeeze(frames, slots)
+            stream._blanks = 0
+
+
+def _squeeze(frames: list[bytes], slots: dict[Hashable, tuple[int, bytes]]) -> None:
+    """Take the blanks out of ``frames`` and move each live slot to its new index."""
+    moved: dict[int, int] = {}
+    kept: list[bytes] = []
+    for index, data in enumerate(frames):
+        if data:
+            moved[index] = len(kept)
+            kept.append(data)
+    frames[:] = kept
+    for key, (index, data) in list(slots.items()):
+        if index in moved and kept[moved[index]] is data:
+            slots[key] = (moved[index], data)
+        else:
+            del slots[key]

@@ -46,6 +46,7 @@ STDLIB_HELPERS = frozenset(
 STATE_MACHINES = frozenset(
     {
         *("Watchdog", "KeepalivePlanner", "Coalescer", "ServerStream", "ReconnectPlanner"),
+        "Hub",
         *("ReplayWindow", "MemoryStore", "AsyncReplayWindow"),
         *("Tracker", "Progress", "Reframer", "TextMerge", "UIMessageStreamWriter", "Dialect"),
     }

@@ -33,6 +33,7 @@ from sse_sansio import (
     Comment,
     EndOfStream,
     Event,
+    Hub,
     KeepalivePlanner,
     MemoryStore,
     ReconnectPlanner,
@@ -258,6 +259,35 @@ def resume_at(n: int) -> Step:
     return lambda w: w.resume(f"{w.store.read(None).token}-{n}")
 
 
+def publish(item: Any, now: float) -> Step:
+    return lambda h: (h.publish(item, now), [s.buffered for s in h.subscribers])
+
+
+# A drop-oldest hub: the second subscriber never reads until 0.75, so its gap frame is
+# at the head of its queue when later frames drop more (the count goes on across a
+# pickle: the gap is found by identity, which one pickle keeps).
+HUB = Scenario(
+    "Hub",
+    lambda: Hub(max_buffer=48, policy="drop-oldest", window=ReplayWindow(max_events=4), now=0.0),
+    [
+        lambda h: h.subscribe(0.0).state,
+        lambda h: h.subscribe(0.0, keepalive=1.0).deadline,
+        publish(Event(data="a" * 10), 0.25),
+        lambda h: h.subscribers[0].data_to_send(0.5),
+        publish(Event(data="b" * 10), 0.5),
+        publish(Event(data="c" * 10), 0.5),
+        publish(Event(data="d" * 10), 0.625),
+        publish(Comment(text="e"), 0.75),
+        lambda h: h.subscribers[1].data_to_send(0.75),
+        publish(Event(data="f" * 10), 1.0),
+        lambda h: h.subscribe(1.0, last_event_id="foreign").data_to_send(1.0),
+        lambda h: [s.data_to_send(2.5) for s in h.subscribers],
+        lambda h: (h.unsubscribe(h.subscribers[0]), len(h.subscribers)),
+        lambda h: h.publish(b"data: x\n\n", 3.0),
+    ],
+)
+
+
 REPLAY_WINDOW = Scenario(
     "ReplayWindow",
     lambda: ReplayWindow(max_events=2),
@@ -414,6 +444,7 @@ SCENARIOS = {
     "KeepalivePlanner": KEEPALIVE,
     "Coalescer": COALESCER,
     "ServerStream": SERVER_STREAM,
+    "Hub": HUB,
     "ReconnectPlanner": PLANNER,
     "ReplayWindow": REPLAY_WINDOW,
     "MemoryStore": MEMORY_STORE,
