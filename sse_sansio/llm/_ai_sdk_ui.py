@@ -26,7 +26,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
 from sse_sansio._events import Event
@@ -80,6 +79,8 @@ class AISDKUI(Dialect):
     name = "ai-sdk-ui"
     terminal = "a finish part"
     json_types = frozenset({NO_EVENT_TYPE})
+    # The SDK's SSE writer ends every stream with [DONE], after an error part too.
+    stream_end = _DONE
 
     FINISH: Final[dict[str, tuple[bool, str]]] = {
         "stop": (True, "the model reached a natural stop point or a stop sequence"),
@@ -204,9 +205,13 @@ class UIMessageStreamWriter:
     start-step, the text, reasoning and tool parts, finish-step, finish, and
     :meth:`done`).
 
+    Any value JSON can carry is written, strings with lone surrogates included (they
+    are escaped, ``\\ud800``: UTF-8 cannot carry them raw).
+
     Raises (every method):
         TypeError: a value JSON cannot encode (an object of your own, say).
-        ValueError: a float that is not JSON (NaN, infinity).
+        ValueError: a float that is not JSON (NaN, infinity), a circular reference,
+            or a value nested too deeply to encode.
     """
 
     # Pickling (issue 32, item 4): no state, so its default pickle is its public name,
@@ -214,7 +219,12 @@ class UIMessageStreamWriter:
 
     def part(self, type: str, **fields: Any) -> bytes:
         """Any part: ``{"type": type, **fields}`` (a ``data-*`` part, say)."""
-        text = json.dumps({"type": type, **fields}, ensure_ascii=False, allow_nan=False)
+        try:
+            text = dumps({"type": type, **fields}, allow_nan=False)
+        except RecursionError:
+            raise ValueError(
+                f"UIMessageStreamWriter: the {type!r} part is nested too deeply"
+            ) from None
         return serialize(Event(data=text))
 
     def start(self, message_id: str | None = None, *, metadata: Any = None) -> bytes:

@@ -82,9 +82,19 @@ def loads_lenient(event: Event) -> Any:
         return event.data
 
 
-def dumps(value: Any) -> str:
-    """JSON text as the APIs write it (characters beyond ASCII kept as they are)."""
-    return json.dumps(value, ensure_ascii=False)
+def dumps(value: Any, *, allow_nan: bool = True) -> str:
+    """JSON text as the APIs write it: characters beyond ASCII kept as they are, but
+    when a string holds a lone surrogate (valid JSON, ``"\\ud800"``, decodes to one;
+    UTF-8 cannot carry it), the text escapes every non-ASCII character, so that it
+    always encodes (issue 35: a proxy died on such an upstream error)."""
+    out = json.dumps(value, ensure_ascii=False, allow_nan=allow_nan)
+    if out.isascii():
+        return out
+    try:
+        out.encode()
+    except UnicodeEncodeError:
+        return json.dumps(value, allow_nan=allow_nan)
+    return out
 
 
 def quoted(word: str | None) -> str:

@@ -176,7 +176,7 @@ class Reframer:
                 self._error_event(error),
             ]
         kind = get(payload, "type")
-        if named and isinstance(kind, str) and kind and "\r" not in kind and "\n" not in kind:
+        if named and _event_name(kind):
             renamed = Event(type=kind, data=event.data, id=event.id, retry=event.retry)
             return [_note(event.start, "reframe-event-line", f"added event: {kind}"), renamed]
         return [event]
@@ -198,10 +198,10 @@ class Reframer:
     def _error_event(self, error: Any) -> Event:
         """The dialect's own error event for an error object or message."""
         if isinstance(error, dict):
-            message = text(error.get("message")) or dumps(error)
+            message = text(error.get("message")) or _quoted(error)
             kind = text(error.get("type")) or text(error.get("status")) or text(error.get("code"))
         else:
-            message, kind = text(error) or dumps(error), None
+            message, kind = text(error) or _quoted(error), None
         return self._rules.error_event(message, kind)
 
     # Pickling (issue 32, item 4): a reframer mid-stream is worth keeping (whether the
@@ -218,3 +218,27 @@ class Reframer:
 def _note(start: int, code: str, message: str) -> Diagnostic:
     """A Diagnostic at the stream offset ``start`` (-1: unknown)."""
     return new_event(Diagnostic, (code, message, start, start))
+
+
+def _quoted(error: Any) -> str:
+    """An error object as JSON text, for a message (one too deep to write: said so)."""
+    try:
+        return dumps(error)
+    except RecursionError:
+        return "an error object nested too deeply to quote"
+
+
+def _event_name(kind: Any) -> bool:
+    """``kind`` can be an event: line: a non-empty string of one line that UTF-8 can
+    carry (a lone surrogate, from an escape in valid JSON, cannot be written)."""
+    if not isinstance(kind, str) or not kind or "\r" in kind or "\n" in kind:
+        return False
+    return kind.isascii() or _encodes(kind)
+
+
+def _encodes(value: str) -> bool:
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True

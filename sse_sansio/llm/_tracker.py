@@ -176,8 +176,7 @@ class Tracker:
         if verdict is None and gave_up is not None:
             verdict = Verdict(
                 "cut",
-                f"the caller gave up on the stream ({gave_up}) before "
-                f"{self._dialect.missing()}",
+                f"the caller gave up on the stream ({gave_up}) before {self._dialect.missing()}",
                 cut="gave-up",
             )
         elif verdict is None and truncated:
