@@ -131,6 +131,7 @@ RUN_ONCE: dict[str, str] = {
     "test_llm_registry": "the llm layer's table of dialects takes items",
     "test_llm_robust": "the llm layer takes items",
     "test_llm_rules": "the llm layer takes items",
+    "test_llm_translator": "the llm layer takes items",
     "test_llm_usage": "the llm layer takes items",
     "test_memory": "memory, in subprocesses",
     "test_modes": "the pure core's opt-in modes from the inside",
@@ -162,6 +163,7 @@ RUN_ONCE: dict[str, str] = {
     "test_health_hostile": "the stream-health state machines",
     "test_resume_wait": "the replay window's wait",
     "test_replay_routing": "the replay window's routing and async memory store",
+    "test_replay_redis_appends": "the Redis store's appends",
     "test_example_hostile": "examples run on live sockets",
     "test_gateway_examples": "the gateway examples live; test_relay parses on both cores",
 }

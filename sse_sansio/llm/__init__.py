@@ -37,6 +37,7 @@ from ._progress import Progress
 from ._reframer import Reframer
 from ._registry import DIALECT_NAMES, REFRAMER_DIALECTS
 from ._tracker import Tracker
+from ._translator import Translator
 from ._usage import Usage
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "TextMerge",
     "ToolCall",
     "Tracker",
+    "Translator",
     "UIMessageStreamWriter",
     "Usage",
     "generic",

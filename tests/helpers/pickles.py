@@ -49,6 +49,7 @@ STATE_MACHINES = frozenset(
         "Hub",
         *("ReplayWindow", "MemoryStore", "AsyncReplayWindow"),
         *("Tracker", "Progress", "Reframer", "TextMerge", "UIMessageStreamWriter", "Dialect"),
+        "Translator",
     }
 )
 

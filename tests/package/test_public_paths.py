@@ -158,3 +158,17 @@ def test_python_m_sse_sansio_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("sse-sansio ")
+
+
+# Names added since the split, each with the issue that added it: a face keeps them too.
+ADDED_SINCE: dict[str, frozenset[str]] = {
+    "sse_sansio.llm": frozenset({"Translator"}),  # issue 35, item 1
+}
+
+
+@pytest.mark.parametrize("face", sorted(ADDED_SINCE))
+def test_names_added_since_the_split_import_from_their_face(face: str) -> None:
+    module = importlib.import_module(face)
+    assert ADDED_SINCE[face] <= set(module.__all__)
+    for name in ADDED_SINCE[face]:
+        assert getattr(module, name, None) is not None, f"{face}.{name}"

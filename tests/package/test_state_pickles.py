@@ -421,6 +421,15 @@ LLM_SCENARIOS = {
             for item in parse((LLM_DATA / "anthropic-tool-use.sse").read_bytes()[:-9])
         ],
     ),
+    "Translator": Scenario(
+        "Translator",
+        lambda: llm.Translator("anthropic", "openai-responses"),
+        [
+            *(calling("feed", item) for item in items_of("anthropic-tool-use.sse")),
+            calling("end"),
+            lambda t: t.outcome,
+        ],
+    ),
     "TextMerge": Scenario(
         "TextMerge",
         lambda: llm.TextMerge("openai-chat"),

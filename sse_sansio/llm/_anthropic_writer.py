@@ -1,0 +1,125 @@
+# Writing Anthropic Messages streaming events (issue 35, item 1): the Translator's
+# target frames for this API.  docs/llm-translation.rst has the stop table.
+#
+# Source: "Streaming Messages": named events whose data has the same "type":
+# message_start {"message": {"id", "type": "message", "role": "assistant", "content":
+# [], "model", "stop_reason": null, "stop_sequence": null, "usage"}}; per content block
+# content_block_start {"index", "content_block": {"type": "text", "text": ""} or
+# {"type": "thinking", "thinking": ""} or {"type": "tool_use", "id", "name", "input":
+# {}}}, content_block_delta {"index", "delta": text_delta {"text"}, thinking_delta
+# {"thinking"} or input_json_delta {"partial_json"}}, content_block_stop {"index"};
+# then message_delta {"delta": {"stop_reason", "stop_sequence"}, "usage"} (cumulative
+# figures: input_tokens, output_tokens, cache_read_input_tokens) and message_stop.
+#
+# Blocks stream one after another: a change of kind, or a new tool call, closes the open
+# block.  A thinking block gets no signature_delta: the signature is the API's own
+# and cannot be made here (a client that sends thinking back needs the original).
+# Usage: figures the source gave, in message_delta; message_start's usage is empty, as
+# no figure is known yet (a figure is never written as 0).  Stops: stop_reason is
+# end_turn, tool_use, max_tokens or refusal; a safety or content-filter stop is
+# refusal (the nearest: the model's answer was withheld), any other stop pause_turn
+# (the turn paused: send the content back to continue).
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from sse_sansio._events import Event
+
+from ._anthropic import Anthropic
+from ._usage import Usage
+from ._writing import Writer, figures, frame
+
+__all__ = ["AnthropicWriter"]
+
+_USAGE: Final = ("input_tokens", "output_tokens", "cache_read_input_tokens", None)
+
+
+class AnthropicWriter(Writer):
+    dialect = Anthropic
+    STOPS: Final = {
+        "max_tokens": "length",
+        "model_context_window_exceeded": "length",
+        "refusal": "refusal",
+    }
+    WORDS: Final = {
+        "stop": "end_turn",
+        "tool_calls": "tool_use",
+        "length": "max_tokens",
+        "filter": "refusal",
+        "refusal": "refusal",
+        "other": "pause_turn",
+    }
+
+    def __init__(self) -> None:
+        self.started = False
+        self.blocks = 0  # content blocks begun
+        self.open: list[Any] = []  # the open block: [kind, index, call n or None]
+
+    @staticmethod
+    def _event(type: str, **fields: Any) -> Event:
+        return frame({"type": type, **fields}, type)
+
+    def _begin(self) -> list[Event]:
+        if self.started:
+            return []
+        self.started = True
+        message = {
+            "id": "msg_translated",
+            "type": "message",
+            "role": "assistant",
+            "content": [],
+            "model": "",
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {},
+        }
+        return [self._event("message_start", message=message)]
+
+    def _close(self) -> list[Event]:
+        if not self.open:
+            return []
+        index = self.open[1]
+        self.open = []
+        return [self._event("content_block_stop", index=index)]
+
+    def _open(self, kind: str, block: dict[str, Any], call: int | None = None) -> list[Event]:
+        out = [*self._begin(), *self._close()]
+        index = self.blocks
+        self.blocks += 1
+        self.open = [kind, index, call]
+        return [*out, self._event("content_block_start", index=index, content_block=block)]
+
+    def _delta(self, kind: str, delta: dict[str, Any]) -> list[Event]:
+        out: list[Event] = []
+        if not self.open or self.open[0] != kind:
+            out += self._open(kind, {"type": kind, kind: ""})
+        return [*out, self._event("content_block_delta", index=self.open[1], delta=delta)]
+
+    def text(self, fragment: str) -> list[Event]:
+        return self._delta("text", {"type": "text_delta", "text": fragment})
+
+    def reasoning(self, fragment: str) -> list[Event]:
+        return self._delta("thinking", {"type": "thinking_delta", "thinking": fragment})
+
+    def tool_start(self, n: int, id: str, name: str) -> list[Event]:
+        block = {"type": "tool_use", "id": id, "name": name, "input": {}}
+        return self._open("tool_use", block, n)
+
+    def tool_delta(self, n: int, fragment: str) -> list[Event]:
+        if not self.open or self.open[2] != n:
+            return []  # its block was closed by another call's: blocks do not interleave
+        delta = {"type": "input_json_delta", "partial_json": fragment}
+        return [self._event("content_block_delta", index=self.open[1], delta=delta)]
+
+    def tool_end(self, n: int, arguments: str) -> list[Event]:
+        return self._close() if self.open and self.open[2] == n else []
+
+    def finish(self, kind: str, usage: Usage) -> list[Event]:
+        out = [*self._begin(), *self._close()]
+        delta = {"stop_reason": self.WORDS[kind], "stop_sequence": None}
+        return [
+            *out,
+            self._event("message_delta", delta=delta, usage=figures(usage, _USAGE)),
+            self._event("message_stop"),
+        ]

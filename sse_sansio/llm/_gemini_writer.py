@@ -1,0 +1,98 @@
+# Writing Gemini streamGenerateContent?alt=sse chunks (issue 35, item 1): the
+# Translator's target frames for this API.  docs/llm-translation.rst has the stop table.
+#
+# Source: API reference, GenerateContentResponse: each event is data-only,
+# {"candidates": [{"content": {"parts": [...], "role": "model"}, "finishReason",
+# "index"}], "usageMetadata": {"promptTokenCount", "candidatesTokenCount",
+# "cachedContentTokenCount", "thoughtsTokenCount"}, "modelVersion"}; a part is
+# {"text"}, {"text", "thought": true} (a thought summary) or {"functionCall": {"id",
+# "name", "args"}}.  There is no terminal event: the last chunk's finishReason says
+# how the answer ended, so a cut gets no finishReason at all.
+#
+# Function calls arrive whole in Gemini, one part each: a call is written when it is
+# whole (its arguments parsed into "args"; arguments that are not a JSON object become
+# {}); a call that never became whole is not written.  Stops: finishReason is STOP
+# (tool calls included), MAX_TOKENS, SAFETY or OTHER; a refusal is SAFETY (the
+# nearest: the answer was withheld).
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from sse_sansio._events import Event
+
+from ._gemini import Gemini
+from ._usage import Usage
+from ._writing import Writer, figures, frame, parsed_object
+
+__all__ = ["GeminiWriter"]
+
+_USAGE: Final = (
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "cachedContentTokenCount",
+    "thoughtsTokenCount",
+)
+# The finish reasons and block reasons that withhold the answer for its content.
+_FILTERS: Final = (
+    "SAFETY",
+    "RECITATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "IMAGE_SAFETY",
+)
+
+
+class GeminiWriter(Writer):
+    dialect = Gemini
+    STOPS: Final = {"MAX_TOKENS": "length", **dict.fromkeys(_FILTERS, "filter")}
+    WORDS: Final = {
+        "stop": "STOP",
+        "tool_calls": "STOP",
+        "length": "MAX_TOKENS",
+        "filter": "SAFETY",
+        "refusal": "SAFETY",
+        "other": "OTHER",
+    }
+
+    def __init__(self) -> None:
+        self.names: dict[int, list[str]] = {}  # call n -> [id, name], until it is whole
+
+    @staticmethod
+    def _chunk(parts: list[Any], **candidate: Any) -> Event:
+        content = {"parts": parts, "role": "model"}
+        return frame({"candidates": [{"content": content, **candidate, "index": 0}]})
+
+    def text(self, fragment: str) -> list[Event]:
+        return [self._chunk([{"text": fragment}])]
+
+    def reasoning(self, fragment: str) -> list[Event]:
+        return [self._chunk([{"text": fragment, "thought": True}])]
+
+    def tool_start(self, n: int, id: str, name: str) -> list[Event]:
+        self.names[n] = [id, name]
+        return []
+
+    def tool_delta(self, n: int, fragment: str) -> list[Event]:
+        return []  # Gemini sends a call whole: see tool_end
+
+    def tool_end(self, n: int, arguments: str) -> list[Event]:
+        id, name = self.names.pop(n)
+        call = {"id": id, "name": name, "args": parsed_object(arguments)}
+        return [self._chunk([{"functionCall": call}])]
+
+    def finish(self, kind: str, usage: Usage) -> list[Event]:
+        last: dict[str, Any] = {
+            "candidates": [
+                {
+                    "content": {"parts": [], "role": "model"},
+                    "finishReason": self.WORDS[kind],
+                    "index": 0,
+                }
+            ]
+        }
+        given = figures(usage, _USAGE)
+        if given:
+            last["usageMetadata"] = given
+        return [frame(last)]

@@ -1,0 +1,223 @@
+# The Translator (issue 35, item 1): one streamed LLM answer read in one API's dialect
+# and written, as it arrives, in another's, keeping how it ended.
+#
+# Pipeline: source items -> the source's own Tracker (its dialect's reading fills the
+# answer's Parts and judges the outcome) -> neutral steps (_writing.py: text,
+# reasoning, a tool call's start, argument fragments and end; at the end finish, fail,
+# or nothing for a cut) -> the target's writer -> target events.
+#
+# Reading by the Parts: after each source event, what the dialect's Parts gained since
+# the last event (new text and reasoning fragments, new calls, new argument fragments, a
+# call marked whole) is the event's contribution, so the Translator never learns a
+# source API's shape: a fix to a dialect's reading reaches it at once.  A call starts in
+# the target once its name is known (every API gives it in the call's first event) and
+# ends when the source says it is whole; its final arguments (an API may resend them,
+# or send them whole) are handed to the writer, after the part not yet streamed when the
+# streamed text is a prefix of them.
+#
+# Ending: the target's finish or error frames are written by end(), when the source's
+# Outcome is known (Gemini's only end marker is the end of the stream itself).  A cut
+# writes nothing: the target's Tracker then reads a cut too.  Usage travels with the
+# finish, and only when the source's figures are its final ones ("reported").
+#
+# Invariants: the target's Tracker fed the output reports the source's outcome word,
+# its stop kind (through the writers' tables: docs/llm-translation.rst), its answer and
+# its usage where the target carries them; the state is plain data (pickles through
+# sse_sansio.llm.Translator).
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from sse_sansio._errors import LocalProtocolError
+from sse_sansio._events import Comment, EndOfStream, Event
+from sse_sansio._pickling import public_reduce, restore
+
+from ._ai_sdk_ui_writer import AISDKUIWriter
+from ._answer import Parts
+from ._anthropic_writer import AnthropicWriter
+from ._gemini_writer import GeminiWriter
+from ._openai_chat_writer import OpenAIChatWriter
+from ._openai_responses_writer import OpenAIResponsesWriter
+from ._outcome import Outcome
+from ._registry import DIALECTS, make_dialect
+from ._tracker import Tracker
+from ._usage import UNAVAILABLE
+from ._writing import Writer
+
+__all__ = ["WRITERS", "Translator"]
+
+#: Each dialect's writer class, by the dialect's name.
+WRITERS: Final[dict[str, type[Writer]]] = {
+    writer.dialect.name: writer
+    for writer in (
+        OpenAIChatWriter,
+        OpenAIResponsesWriter,
+        AnthropicWriter,
+        GeminiWriter,
+        AISDKUIWriter,
+    )
+}
+
+Output = list[Event | Comment]
+
+
+class Translator:
+    """Translate one streamed LLM response from one API's dialect into another's.
+
+    Feed it every item of the upstream response (:class:`~sse_sansio.Event`,
+    :class:`~sse_sansio.Comment`, the :class:`~sse_sansio.EndOfStream`) and send what
+    :meth:`feed` returns; when the upstream ends, send what :meth:`end` returns.  The
+    target API's own :class:`Tracker`, fed the output, reports the source's outcome
+    (completed, stopped, failed, cut), its stop kind (mapped by the table in
+    :doc:`llm-translation`), its answer (text, reasoning, tool calls) and its usage,
+    as far as the target can carry them.  A source that did not end never gets the
+    target's terminal frame.  Comments (keepalives) pass through.
+
+    Args:
+        source: The upstream's dialect, one of :data:`REFRAMER_DIALECTS`.
+        target: The dialect to write, one of :data:`REFRAMER_DIALECTS`.
+
+    Raises:
+        ValueError: a dialect name not among them (``"auto"`` included).
+    """
+
+    def __init__(self, source: str, target: str) -> None:
+        for role, name in (("source", source), ("target", target)):
+            if name not in DIALECTS:
+                raise ValueError(
+                    f"Translator {role} must be one of {', '.join(DIALECTS)}; got {name!r}"
+                )
+        self.source = source
+        self.target = target
+        self._dialect = make_dialect(source)
+        self._tracker = Tracker(self._dialect)
+        self._writer: Writer = WRITERS[target]()
+        self._text = 0  # text fragments handed on
+        self._reasoning = 0  # reasoning fragments handed on
+        # Each call of the source's Parts, in order: [key, streamed text, started, ended].
+        self._calls: list[list[Any]] = []
+        self._ended = False
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The response headers the target's stream needs (a fresh dict)."""
+        return dict(self._writer.headers)
+
+    @property
+    def outcome(self) -> Outcome:
+        """The source's :class:`Outcome`, once :meth:`end` was called (or the
+        ``EndOfStream`` fed).
+
+        Raises:
+            LocalProtocolError: the upstream has not ended yet.
+        """
+        return self._tracker.outcome
+
+    def feed(self, item: Event | Comment | EndOfStream) -> Output:
+        """The target's items for the next upstream item (often none, or one).
+
+        Raises:
+            PayloadError: the event's data is not the JSON its dialect documents (as
+                :meth:`Tracker.feed` raises it; sticky).
+            LocalProtocolError: an item after the end.
+            TypeError: not an Event, Comment or EndOfStream.
+        """
+        if isinstance(item, EndOfStream):
+            return self.end(truncated=item.truncated)
+        if self._ended:
+            raise LocalProtocolError("Translator.feed() called after the end of the stream")
+        self._tracker.feed(item)
+        if isinstance(item, Comment):
+            return [Comment(text=item.text)]
+        return self._steps(self._dialect.answer_parts())
+
+    def end(self, *, truncated: bool = False) -> Output:
+        """The upstream ended (``truncated``: inside an event): the target's ending.
+
+        Completed or stopped: the target's finish frames (its stop word, usage where
+        the source's figures are final, its end marker); failed: its error event; cut:
+        nothing.  Calling it again returns ``[]``.
+        """
+        outcome = self._tracker.end(truncated=truncated)
+        if self._ended:
+            return []
+        self._ended = True
+        writer = self._writer
+        if outcome.outcome == "failed":
+            return list(writer.fail(outcome.error_message or outcome.reason, outcome.error_type))
+        if outcome.outcome == "cut":
+            return []
+        usage = outcome.usage if outcome.usage.provenance == "reported" else UNAVAILABLE
+        return list(writer.finish(self._kind(outcome), usage))
+
+    def _kind(self, outcome: Outcome) -> str:
+        """The neutral stop kind of a completed or stopped outcome."""
+        if outcome.outcome == "completed":
+            return "tool_calls" if self._calls else "stop"
+        return WRITERS[self.source].STOPS.get(outcome.stop_reason or "", "other")
+
+    # -- what the source's Parts gained, as neutral steps ---------------------------------
+
+    def _steps(self, parts: Parts) -> Output:
+        out: Output = []
+        writer = self._writer
+        if len(parts.reasoning) > self._reasoning:
+            fragment = "".join(parts.reasoning[self._reasoning :])
+            self._reasoning = len(parts.reasoning)
+            if fragment:
+                out += writer.reasoning(fragment)
+        if len(parts.text) > self._text:
+            fragment = "".join(parts.text[self._text :])
+            self._text = len(parts.text)
+            if fragment:
+                out += writer.text(fragment)
+        if parts.calls:
+            self._tool_steps(parts, out)
+        return out
+
+    def _tool_steps(self, parts: Parts, out: Output) -> None:
+        calls = self._calls
+        for position, (key, call) in enumerate(parts.calls.items()):
+            if position == len(calls):
+                calls.append([key, "", False, False])
+            entry = calls[position]
+            _, streamed, started, ended = entry
+            if ended or not (started or call.name is not None or call.complete):
+                continue
+            if not started:
+                entry[2] = True
+                out += self._writer.tool_start(
+                    position, call.id or f"call_{position}", call.name or ""
+                )
+            now = "".join(call.parts)
+            if len(now) > len(streamed) and now.startswith(streamed):
+                out += self._writer.tool_delta(position, now[len(streamed) :])
+                entry[1] = streamed = now
+            if call.complete:
+                entry[3] = True
+                final = _arguments(call.final, now, call.value)
+                if len(final) > len(streamed) and final.startswith(streamed):
+                    out += self._writer.tool_delta(position, final[len(streamed) :])
+                out += self._writer.tool_end(position, final)
+
+    # Pickling (issue 32, item 4): a translator mid-stream is worth keeping.  Its pickle
+    # names public paths only: this class, the Tracker and the Dialect (which pickle
+    # as themselves), and the writer as its plain attributes (made again by target).
+    def __reduce__(self) -> tuple[object, ...]:
+        return public_reduce(self, _writer=dict(vars(self._writer)))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        writer = WRITERS[state["target"]]()
+        vars(writer).update(state["_writer"])
+        restore(self, {**state, "_writer": writer})
+
+
+def _arguments(final: str | None, streamed: str, value: Any) -> str:
+    """A whole call's arguments: as resent, else as streamed, else the object given."""
+    if final is not None:
+        return final
+    if streamed or value is None:
+        return streamed
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,209 @@
+"""The Translator (issue 35, item 1): every ordered pair of dialects keeps the ending.
+
+What is checked, for every source stream (the recorded-shape streams of tests/data/llm
+and the hand-written scenarios of tests/helpers/llm_translate.py) and every target: the
+target's own Tracker, fed the translated bytes, reports the source's outcome word, the
+stop kind of the documented table (written out here, not read from the code), the
+answer (text, reasoning, tool calls by name and parsed arguments) and the usage where
+the source's figures are final; the same holds when the source is cut at every item
+boundary, and a cut source never gets the target's terminal frame.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sse_sansio import Comment, EndOfStream, Event, LocalProtocolError, serialize
+from sse_sansio.llm import (
+    REFRAMER_DIALECTS,
+    UI_MESSAGE_STREAM_HEADERS,
+    Outcome,
+    Tracker,
+    Translator,
+    Usage,
+)
+from sse_sansio.testing import parse
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "llm"
+NAMES = tuple(REFRAMER_DIALECTS)
+PAIRS = [(a, b) for a in NAMES for b in NAMES]
+
+# The stop kinds of docs/llm-translation.rst: each API's words for a stop that is not
+# success, by kind.  A word not listed is "other".
+STOP_KINDS: dict[str, dict[str, str]] = {
+    "openai-chat": {"length": "length", "content_filter": "filter"},
+    "openai-responses": {"max_output_tokens": "length", "content_filter": "filter"},
+    "anthropic": {
+        "max_tokens": "length",
+        "model_context_window_exceeded": "length",
+        "refusal": "refusal",
+    },
+    "gemini": {
+        "MAX_TOKENS": "length",
+        **dict.fromkeys(
+            ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"),
+            "filter",
+        ),
+    },
+    "ai-sdk-ui": {"length": "length", "content-filter": "filter"},
+}
+# The nearest kind a target can say, where it has no exact word (the table's rows).
+NEAREST: dict[str, dict[str, str]] = {
+    "openai-chat": {"refusal": "filter", "other": "length"},
+    "openai-responses": {"refusal": "filter", "other": "length"},
+    "anthropic": {"filter": "refusal"},
+    "gemini": {"refusal": "filter"},
+    "ai-sdk-ui": {"refusal": "filter"},
+}
+
+
+def stop_kind(dialect: str, outcome: Outcome) -> str | None:
+    if outcome.outcome != "stopped":
+        return None
+    return STOP_KINDS[dialect].get(outcome.stop_reason or "", "other")
+
+
+def source_of(path: Path) -> str:
+    return max((name for name in NAMES if path.name.startswith(name)), key=len)
+
+
+RECORDED = sorted(DATA.glob("*.sse"))
+
+
+def translated(source: str, target: str, items: list[Any]) -> tuple[Translator, bytes]:
+    translator = Translator(source, target)
+    out: list[Event | Comment] = []
+    for item in items:
+        out += translator.feed(item)
+    out += translator.end()  # a second end() adds nothing after an EndOfStream
+    return translator, b"".join(serialize(item) for item in out)
+
+
+def tracked(dialect: str, items: list[Any]) -> Tracker:
+    tracker = Tracker(dialect)
+    for item in items:
+        tracker.feed(item)
+    tracker.end()
+    return tracker
+
+
+def calls(tracker: Tracker) -> list[tuple[str | None, Any]]:
+    return [(call.name, call.arguments_json) for call in tracker.answer.tool_calls]
+
+
+def assert_kept(source: str, target: str, items: list[Any]) -> None:
+    """The target's Tracker reads what the source's Tracker read."""
+    before = tracked(source, items)
+    translator, data = translated(source, target, items)
+    after = tracked(target, parse(data))
+    was, now = before.outcome, after.outcome
+    assert translator.outcome == was
+    assert now.outcome == was.outcome, (was.reason, now.reason)
+    kind = stop_kind(source, was)
+    assert stop_kind(target, now) == NEAREST[target].get(kind or "", kind)
+    if was.outcome == "failed":
+        assert now.error_message == was.error_message
+    assert after.answer.text == before.answer.text
+    assert after.answer.reasoning == before.answer.reasoning
+    if was.outcome in ("completed", "stopped"):
+        assert calls(after) == calls(before)
+    else:
+        # A cut: every call the source began, with its name (Gemini, which sends calls
+        # whole, only those that became whole), and the whole ones' arguments.
+        began = before.answer.tool_calls
+        whole = [(call.name, call.arguments_json) for call in began if call.complete]
+        if target == "gemini":
+            assert calls(after) == whole
+        else:
+            assert [call.name for call in after.answer.tool_calls] == [c.name for c in began]
+            assert [(c.name, c.arguments_json) for c in after.answer.tool_calls if c.complete] in (
+                whole,
+                [],
+            )
+    if was.outcome in ("completed", "stopped") and was.usage.provenance == "reported":
+        assert now.usage == carried(target, was.usage)
+    if was.outcome == "cut":
+        assert not ends(target, data)
+
+
+def carried(target: str, usage: Usage) -> Usage:
+    """The usage a target can carry: Anthropic counts no reasoning tokens apart."""
+    if target == "anthropic":
+        return replace(usage, reasoning_tokens=None)
+    return usage
+
+
+def ends(target: str, data: bytes) -> bool:
+    """The bytes hold the target's terminal frame."""
+    marks = {
+        "openai-chat": b"data: [DONE]",
+        "openai-responses": b"event: response.completed",
+        "anthropic": b"event: message_stop",
+        "gemini": b'"finishReason"',
+        "ai-sdk-ui": b'"type": "finish"',
+    }
+    return marks[target] in data
+
+
+@pytest.mark.parametrize("target", NAMES)
+@pytest.mark.parametrize("path", RECORDED, ids=[path.stem for path in RECORDED])
+def test_a_recorded_stream_keeps_its_ending_in_every_target(path: Path, target: str) -> None:
+    assert_kept(source_of(path), target, parse(path.read_bytes()))
+
+
+@pytest.mark.parametrize("target", NAMES)
+@pytest.mark.parametrize("path", RECORDED, ids=[path.stem for path in RECORDED])
+def test_a_recorded_stream_cut_at_every_item_boundary(path: Path, target: str) -> None:
+    items = [item for item in parse(path.read_bytes()) if not isinstance(item, EndOfStream)]
+    for size in range(len(items)):
+        assert_kept(source_of(path), target, items[:size])
+        assert_kept(source_of(path), target, [*items[:size], EndOfStream(partial_event=True)])
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS)
+def test_headers_name_an_event_stream(source: str, target: str) -> None:
+    headers = Translator(source, target).headers
+    assert headers["content-type"] == "text/event-stream"
+    if target == "ai-sdk-ui":
+        assert headers == UI_MESSAGE_STREAM_HEADERS
+
+
+def test_unknown_dialects_are_refused() -> None:
+    with pytest.raises(ValueError, match="source"):
+        Translator("auto", "anthropic")
+    with pytest.raises(ValueError, match="target"):
+        Translator("anthropic", "klingon")
+
+
+def test_outcome_before_the_end_and_feed_after_it_are_errors() -> None:
+    translator = Translator("anthropic", "openai-chat")
+    with pytest.raises(LocalProtocolError):
+        translator.outcome  # noqa: B018
+    assert translator.end() == []  # nothing arrived: a cut writes nothing
+    assert translator.end() == []
+    with pytest.raises(LocalProtocolError):
+        translator.feed(Event(data="{}"))
+
+
+def test_comments_pass_through_as_fresh_comments() -> None:
+    translator = Translator("openai-chat", "anthropic")
+    (item,) = parse(b": keepalive\n\n")[:1]
+    assert translator.feed(item) == [Comment(text="keepalive")]
+
+
+def test_a_translator_mid_stream_pickles_and_carries_on() -> None:
+    items = parse((DATA / "anthropic-tool-use.sse").read_bytes())
+    whole = Translator("anthropic", "openai-responses")
+    twin = Translator("anthropic", "openai-responses")
+    half = len(items) // 2
+    out_whole = [event for item in items for event in whole.feed(item)]
+    out_twin = [event for item in items[:half] for event in twin.feed(item)]
+    twin = pickle.loads(pickle.dumps(twin))
+    out_twin += [event for item in items[half:] for event in twin.feed(item)]
+    assert out_twin == out_whole
+    assert twin.outcome == whole.outcome
