@@ -22,7 +22,10 @@ Dialects: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``, ``"gemini"
 token :class:`Usage` with its provenance; :attr:`Tracker.answer` the assembled
 :class:`Answer` (text, reasoning, :class:`ToolCall` items).  For proxies,
 :class:`Reframer` repairs a stream into a dialect's own shape; for Python backends,
-:class:`UIMessageStreamWriter` writes the AI SDK's stream.
+:class:`UIMessageStreamWriter` writes the AI SDK's stream.  For gateways,
+:class:`HoldBack` holds text back for a guardrail, :class:`StreamStats` measures a
+stream (time to first token, gaps, stalls) and :class:`OpenTelemetryRecorder` exports
+the figures (the ``otel`` extra).
 """
 
 from __future__ import annotations
@@ -31,11 +34,14 @@ from ._ai_sdk_ui import UI_MESSAGE_STREAM_HEADERS, UIMessageStreamWriter
 from ._answer import Answer, ToolCall
 from ._dialect import Dialect
 from ._generic import Generic
+from ._holdback import HoldBack
 from ._merge import TextMerge
+from ._otel import OpenTelemetryRecorder
 from ._outcome import EXIT_STATUS, Outcome, PayloadError
 from ._progress import Progress
 from ._reframer import Reframer
 from ._registry import DIALECT_NAMES, REFRAMER_DIALECTS
+from ._stats import StreamStats
 from ._tracker import Tracker
 from ._translator import Translator
 from ._usage import Usage
@@ -47,10 +53,13 @@ __all__ = [
     "UI_MESSAGE_STREAM_HEADERS",
     "Answer",
     "Dialect",
+    "HoldBack",
+    "OpenTelemetryRecorder",
     "Outcome",
     "PayloadError",
     "Progress",
     "Reframer",
+    "StreamStats",
     "TextMerge",
     "ToolCall",
     "Tracker",

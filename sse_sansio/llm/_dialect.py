@@ -215,6 +215,9 @@ class Dialect:
     text_delta: ClassVar[DeltaShape | None] = None
     #: Reframer: the API names each event after its data's "type" (event: lines).
     named_events: ClassVar[bool] = False
+    #: HoldBack's veto: the data of the event the API ends its stream with after its
+    #: last event, an error event included ("[DONE]"), or None where it has none.
+    stream_end: ClassVar[str | None] = None
     #: "auto": claims_payload() looks for a "type" no other API sends, so it is asked
     #: before the dialects that go by a payload's shape (which are asked in the
     #: registry's order).

@@ -49,6 +49,7 @@ STATE_MACHINES = frozenset(
         "Hub",
         *("ReplayWindow", "MemoryStore", "AsyncReplayWindow"),
         *("Tracker", "Progress", "Reframer", "TextMerge", "UIMessageStreamWriter", "Dialect"),
+        *("HoldBack", "StreamStats"),
         "Translator",
     }
 )
@@ -58,6 +59,7 @@ HANDLES = frozenset(
     {
         *("Connection", "Relay", "Recorder", "AsyncRecorder", "CassetteServer"),
         *("RedisStreamStore", "AsyncRedisStreamStore"),
+        "OpenTelemetryRecorder",
     }
 )
 

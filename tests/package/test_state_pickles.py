@@ -430,6 +430,33 @@ LLM_SCENARIOS = {
             lambda t: t.outcome,
         ],
     ),
+    "HoldBack": Scenario(
+        "HoldBack",
+        lambda: llm.HoldBack("anthropic", chars=4, seconds=1.0, now=0.0),
+        [
+            *(
+                (lambda h, item=item, at=n * 0.25: h.push(item, at))
+                for n, item in enumerate(items_of("anthropic-tool-use.sse"))
+            ),
+            lambda h: (h.held_text, h.deadline),
+            calling("pop", 100.0),
+            calling("veto", "no"),
+        ],
+    ),
+    "StreamStats": Scenario(
+        "StreamStats",
+        lambda: llm.StreamStats("auto", now=0.0, stall=0.5),
+        [
+            calling("saw_bytes", 10, 0.25),
+            *(
+                (lambda s, item=item, at=n * 0.75: s.saw_item(item, at))
+                for n, item in enumerate(items_of("anthropic-tool-use.sse"))
+            ),
+            lambda s: s.as_dict(),
+            calling("end", 100.0),
+            lambda s: s.as_dict(),
+        ],
+    ),
     "TextMerge": Scenario(
         "TextMerge",
         lambda: llm.TextMerge("openai-chat"),
@@ -528,6 +555,7 @@ HANDLE_CASES: dict[str, Callable[[], Any]] = {
     "CassetteServer": lambda: testing.serve_cassette(CASSETTE),
     "RedisStreamStore": lambda: stores.RedisStreamStore(object(), "k", max_events=3),  # type: ignore[arg-type]
     "AsyncRedisStreamStore": lambda: stores.AsyncRedisStreamStore(object(), "k", max_events=3),  # type: ignore[arg-type]
+    "OpenTelemetryRecorder": llm.OpenTelemetryRecorder,  # the API's own no-op provider
 }
 
 #: What names the refusal: ours say "a <class> cannot be pickled or copied"; the

@@ -1,0 +1,212 @@
+# The hold-back window of a guardrail (issue 35, item 2): the answer's text reaches the
+# client only once a checker had the chance to see what follows it, and a veto puts the
+# dialect's own error event in place of what was still held.
+#
+# Why: a guardrail that checks a streamed answer sees the text as it goes, so the
+# forbidden words reach the client before the check can object, and its verdict arrives
+# as an error frame after them (api7/aisix#466); buffering the whole answer instead
+# loses the streaming (LiteLLM #31389).  A window of ``chars`` characters (or
+# ``seconds``) is the middle way: the checker sees each piece of text with up to
+# ``chars`` characters of what follows before the client sees it.
+#
+# Strategy: items in, items out, in order.  Each pushed item joins the line; the line
+# moves on from its head while the head may go: a text delta (an event the dialect's
+# Tracker reads text from, _reading.py) once ``chars`` characters of text were pushed
+# after its last one, or ``seconds`` after it was pushed; any other item (a tool delta,
+# a finish chunk, the terminal event, a comment) as soon as it reaches the head, so it
+# waits behind held text and never overtakes it.  approve() lets the whole line go;
+# veto() drops it and returns the dialect's error event, and the end of stream the
+# dialect sends after one (OpenAI Chat's and the AI SDK's ``data: [DONE]``), instead.
+#
+# Invariants:
+# - what is released is a prefix of what was pushed, in the pushed order, each item
+#   the very object pushed (a keep_raw connection's bytes go on unchanged);
+# - a text delta is held whole, never split: every released event is one the upstream
+#   sent, so it is as valid a frame of its API as it was (a split delta would be a new
+#   frame this module wrote, for five schemas).  The window is thus at least ``chars``:
+#   a long delta waits until ``chars`` characters follow its last one;
+# - after a veto nothing is released again: the held characters, and every item pushed
+#   later, are dropped (the client's answer ended with the error);
+# - characters are code points (Python's len()).
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from sse_sansio._clock import Clock
+from sse_sansio._clock import seconds as checked_seconds
+from sse_sansio._errors import LocalProtocolError
+from sse_sansio._events import AnyItem, Event
+from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
+
+from ._reading import Mark, read
+from ._registry import DIALECTS, REFRAMER_DIALECTS, make_dialect
+
+__all__ = ["HoldBack"]
+
+
+class _Held(NamedTuple):
+    item: AnyItem
+    text: str  # the answer text it carries ("" for any other item)
+    through: int  # the count of text characters pushed up to its last one
+    at: float  # when it was pushed
+
+
+class HoldBack:
+    """Hold an LLM stream's text back until a guardrail had a window to see past it.
+
+    Push every item of the upstream response in order; send on what each call
+    returns.  A text delta is released once ``chars`` more characters of text have
+    followed it, or ``seconds`` after it arrived (whichever comes first); every other
+    item (a tool delta, a finish chunk, a comment) waits behind held text and goes as
+    soon as none is ahead of it.  A checker reads the text as it arrives
+    (:attr:`held_text` is what the client has not seen); when it objects,
+    :meth:`veto` gives the dialect's error event to send instead of the held text.
+    At the end of the upstream, call :meth:`approve` once the checker passed the
+    tail (with ``chars``, the last ``chars`` characters are held until then)::
+
+        hold = llm.HoldBack(dialect, chars=200, seconds=2.0, now=loop.time())
+        for item in upstream_items:
+            out = hold.push(item, loop.time())
+            if forbidden(hold.held_text):
+                out += hold.veto("the answer broke the content policy")
+                ...
+        out = hold.approve()
+
+    A text delta is held whole, never cut: each released event is the upstream's own
+    object, so the released stream is valid in its API's schema.  Text means what the
+    dialect's :class:`Tracker` reads into :attr:`Answer.text`; reasoning and tool
+    arguments are not counted, but keep their place in line.
+
+    Args:
+        dialect: One of :data:`REFRAMER_DIALECTS` (the veto writes its error event).
+        chars: Release a text delta once this many characters followed it (None: no
+            count; 0: release text at once).
+        seconds: Release a text delta this long after it arrived (None: no time limit).
+            With neither, text waits for :meth:`approve`.
+        now: The time the stream began, on the clock every later ``now`` comes from
+            (a monotonic one).
+
+    Raises:
+        ValueError: an unknown dialect, or ``chars`` or ``seconds`` below 0 (or not
+            finite); TypeError: ``chars`` not an int.
+    """
+
+    def __init__(
+        self,
+        dialect: str,
+        *,
+        chars: int | None = None,
+        seconds: float | None = None,
+        now: float,
+    ) -> None:
+        if dialect not in REFRAMER_DIALECTS:
+            raise ValueError(
+                f"HoldBack needs the stream's dialect, one of {', '.join(REFRAMER_DIALECTS)}; "
+                f"got {dialect!r}"
+            )
+        self.dialect = dialect
+        self.chars = _count(chars)
+        self.seconds = checked_seconds("HoldBack: seconds", seconds)
+        self._clock = Clock("HoldBack", now)
+        self._dialect = make_dialect(dialect)
+        self._mark = Mark()
+        self._held: list[_Held] = []
+        self._pushed = 0  # characters of text pushed so far
+        self.vetoed = False
+
+    @property
+    def held_text(self) -> str:
+        """The text pushed but not released yet (what a veto would drop)."""
+        return "".join(held.text for held in self._held)
+
+    @property
+    def deadline(self) -> float | None:
+        """When :meth:`pop` releases held text by time; None: nothing waits for time."""
+        if self.seconds is None or not self._held:
+            return None
+        return self._held[0].at + self.seconds  # the head is held text (_release)
+
+    def push(self, item: AnyItem, now: float) -> list[AnyItem]:
+        """Take the next item of the upstream; return the items to send now, in order
+        (none after a veto)."""
+        at = self._clock.read(now, "push")
+        if self.vetoed:
+            return []
+        text = ""
+        if isinstance(item, Event):
+            reading = read(self._dialect, item, self._mark)
+            self._mark, text = reading.mark, reading.text
+        self._pushed += len(text)
+        self._held.append(_Held(item, text, self._pushed, at))
+        return self._release(at)
+
+    def pop(self, now: float) -> list[AnyItem]:
+        """The items whose time has come (call it at :attr:`deadline`)."""
+        at = self._clock.read(now, "pop")
+        return [] if self.vetoed else self._release(at)
+
+    def approve(self) -> list[AnyItem]:
+        """Release everything held: the checker passed the text so far.  The window
+        goes on for the text pushed later."""
+        out = [held.item for held in self._held]
+        self._held.clear()
+        return out
+
+    def veto(self, reason: str, *, error_type: str | None = None) -> list[Event]:
+        """Drop everything held; return the dialect's error event (``reason`` its
+        message, ``error_type`` its type or code, the dialect's default when None), then
+        its end of stream where it has one.  Later pushes release nothing.
+
+        Raises:
+            LocalProtocolError: a second veto (the stream already ended).
+        """
+        if self.vetoed:
+            raise LocalProtocolError("HoldBack.veto() after a veto: the stream has ended")
+        self.vetoed = True
+        self._held.clear()
+        rules = DIALECTS[self.dialect]
+        out = [rules.error_event(reason, error_type)]
+        if rules.stream_end is not None:
+            out.append(Event(data=rules.stream_end))
+        return out
+
+    def _release(self, now: float) -> list[AnyItem]:
+        out: list[AnyItem] = []
+        held = self._held
+        while held and (not held[0].text or self._due(held[0], now)):
+            out.append(held.pop(0).item)
+        return out
+
+    def _due(self, held: _Held, now: float) -> bool:
+        chars, seconds = self.chars, self.seconds
+        return (chars is not None and self._pushed - held.through >= chars) or (
+            seconds is not None and now - held.at >= seconds
+        )
+
+    # Pickling (issue 32, item 4): a HoldBack mid-stream is a state machine worth
+    # keeping; its pickle names sse_sansio.llm.HoldBack (the dialect pickles as
+    # sse_sansio.llm.Dialect), its clock, mark and held items as plain tuples.
+    def __reduce__(self) -> tuple[object, ...]:
+        return public_reduce(
+            self,
+            _clock=clock_state(self._clock),
+            _mark=tuple(self._mark),
+            _held=[tuple(held) for held in self._held],
+        )
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = with_clock(state)
+        state["_mark"] = Mark(*state["_mark"])
+        state["_held"] = [_Held(*held) for held in state["_held"]]
+        restore(self, state)
+
+
+def _count(chars: int | None) -> int | None:
+    if chars is None:
+        return None
+    if not isinstance(chars, int) or isinstance(chars, bool):
+        raise TypeError(f"HoldBack: chars must be an int or None, not {chars!r}")
+    if chars < 0:
+        raise ValueError(f"HoldBack: chars must be >= 0, not {chars!r}")
+    return chars
