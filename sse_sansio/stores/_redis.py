@@ -2,12 +2,13 @@
 #
 # Layout, under the key the caller chooses per session or resource (``key``):
 # - ``key``: a Redis stream, one entry per event, fields ``type``, ``data``, ``retry``
-#   ("" for none).  Entries are added with ``XADD key MAXLEN max_events 0-* ...``: the
+#   ("" for none), and on the last entry of each append (or batch) ``k``, the append's
+#   idempotency key.  Entries are added with ``XADD key MAXLEN max_events 0-* ...``: the
 #   explicit ``0-*`` makes Redis (7.0 or later) number the entries 0-1, 0-2, 0-3... by
 #   itself, atomically, whichever process appends, so the numbers have no holes and the
 #   window's event numbers are the entries' sequence parts.
 # - ``key:token``: the stream's random token, written once by the first append or read
-#   (``SET key:token <fresh> NX GET``, in the same MULTI as the other commands), then
+#   (``SET key:token <fresh> NX GET``, in the same script or MULTI as the rest), then
 #   `` ended`` or `` cut`` appended by finish() (``APPEND``, after the same SET NX, so
 #   that a finish before any event still keeps a token): the producer's end lives with
 #   the token, so every process sees it and the two keys are still all there is.  A
@@ -21,13 +22,28 @@
 # keep some more, and the verdicts stay right because they look at the entries kept.
 # MAXLEN never drops the newest entry, so the newest number is always readable.
 #
+# Appends that never duplicate (issue 34, item 3).  redis-py (its default client: a
+# socket timeout, retries on) sends a command again when the reply did not come in time;
+# a Redis that was paused (SIGSTOP, a long fork, a failover) then runs both, and an XADD
+# stored the event twice.  So an append is one Lua script (APPEND_SCRIPT, EVALSHA: one round
+# trip for one event or a batch) that carries a fresh idempotency key, the same in every
+# retry redis-py makes of that call: before adding, the script looks for the key among
+# the newest DEDUP_WINDOW entries and, when it is there, adds nothing and answers with
+# the number that entry got.  A script runs atomically, so the check and the adds are one
+# step.  The key is recognised while fewer than DEDUP_WINDOW entries were appended by
+# other producers between the lost try and its retry (with one producer per stream, as
+# usual, always).  An append that failed for good (redis-py raised after its retries)
+# may still have been stored, or be stored later by a command queued in a paused server:
+# the caller cannot know from the error (docs/resumption.rst says how to find out).
+#
 # Delete or expire the two keys together (``keys``, ``delete()``): a stream made again
 # under an old token would issue its old IDs a second time.  Never XDEL an entry: the
 # numbers kept must have no hole.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from sse_sansio._events import Event
@@ -54,11 +70,6 @@ def _number(entry_id: Text) -> int:
     return int(_text(entry_id).partition("-")[2])
 
 
-def _fields(event: Event) -> dict[str, str]:
-    retry = "" if event.retry is None else str(event.retry)
-    return {"type": event.type, "data": event.data, "retry": retry}
-
-
 def _event(fields: Mapping[Text, Text]) -> Event:
     values = {_text(name): _text(value) for name, value in fields.items()}
     retry = int(values["retry"]) if values["retry"] else None
@@ -70,6 +81,36 @@ def _token_and_end(value: Text) -> tuple[str, bool, bool]:
     token, _, end = _text(value).partition(" ")
     mark = end.split(" ", 1)[0]
     return token, bool(mark), mark == "cut"
+
+
+# How many of the newest entries an append looks through for its idempotency key.
+DEDUP_WINDOW = 32
+
+# KEYS: the stream, the token's key.  ARGV: a fresh token, max_events, "~" or "=", the
+# idempotency key, then type, data and retry of each event.  Answers the token's key's
+# old value ("" for none) and the ID of the entry holding the idempotency key: the last
+# event of this append, added now or by an earlier try of the same append.
+APPEND_SCRIPT = """
+local old = redis.call('SET', KEYS[2], ARGV[1], 'NX', 'GET') or ''
+local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', DEDUP_WINDOW)
+for _, entry in ipairs(newest) do
+  local fields = entry[2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'k' and fields[i + 1] == ARGV[4] then
+      return {old, entry[1]}
+    end
+  end
+end
+local last
+for i = 5, #ARGV - 3, 3 do
+  last = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[3], ARGV[2], '0-*',
+    'type', ARGV[i], 'data', ARGV[i + 1], 'retry', ARGV[i + 2])
+end
+local i = #ARGV - 2
+last = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[3], ARGV[2], '0-*',
+  'type', ARGV[i], 'data', ARGV[i + 1], 'retry', ARGV[i + 2], 'k', ARGV[4])
+return {old, last}
+""".replace("DEDUP_WINDOW", str(DEDUP_WINDOW))
 
 
 def _check(key: object, max_events: object) -> str:
@@ -98,19 +139,17 @@ class _Layout:
         self.max_events = max_events
         self.approximate = bool(approximate)
 
-    def queue_append(self, pipe: Any, event: Event, token: str) -> None:
-        pipe.set(self.token_key, token, nx=True, get=True)
-        pipe.xadd(
-            self.key,
-            _fields(event),
-            id="0-*",
-            maxlen=self.max_events,
-            approximate=self.approximate,
-        )
+    def append_args(self, events: Iterable[Event], token: str) -> tuple[list[str], list[str]]:
+        """The script's KEYS and ARGV for appending ``events`` (at least one)."""
+        args = [token, str(self.max_events), "~" if self.approximate else "="]
+        args.append(secrets.token_hex(8))  # the idempotency key: 64 random bits
+        for event in events:
+            args += (event.type, event.data, "" if event.retry is None else str(event.retry))
+        return [self.key, self.token_key], args
 
-    def appended(self, replies: Sequence[Any], token: str) -> tuple[str, int]:
-        old, entry_id = replies
-        return (token if old is None else _token_and_end(old)[0]), _number(entry_id)
+    def appended(self, reply: Sequence[Any], token: str) -> tuple[str, int]:
+        old, entry_id = reply
+        return (_token_and_end(old)[0] if old else token), _number(entry_id)
 
     def queue_finish(self, pipe: Any, cut: bool, token: str) -> None:
         pipe.set(self.token_key, token, nx=True)
@@ -150,6 +189,7 @@ class RedisStreamStore:
     ) -> None:
         self._client = client
         self._layout = _Layout(key, max_events, approximate)
+        self._append = client.register_script(APPEND_SCRIPT)
 
     @property
     def keys(self) -> tuple[str, str]:
@@ -157,10 +197,21 @@ class RedisStreamStore:
         return self._layout.key, self._layout.token_key
 
     def append(self, event: Event) -> tuple[str, int]:
+        """As :meth:`~sse_sansio.ReplayStore.append`, once however often redis-py
+        retries it (see :doc:`stores-contract`)."""
+        return self.append_many((event,))
+
+    def append_many(self, events: Iterable[Event]) -> tuple[str, int]:
+        """Keep ``events`` in order in one round trip, once however often redis-py
+        retries it; return the token and the number of the last one (the others
+        have the numbers just before it).  With no event, the newest number."""
+        batch = tuple(events)
+        if not batch:
+            snapshot = self.read(None)
+            return snapshot.token, snapshot.last
         token = new_token()
-        pipe = self._client.pipeline(transaction=True)
-        self._layout.queue_append(pipe, event, token)
-        return self._layout.appended(pipe.execute(), token)
+        keys, args = self._layout.append_args(batch, token)
+        return self._layout.appended(self._append(keys=keys, args=args), token)
 
     def read(self, after: int | None) -> StoreSnapshot:
         token = new_token()
@@ -199,6 +250,7 @@ class AsyncRedisStreamStore:
     ) -> None:
         self._client = client
         self._layout = _Layout(key, max_events, approximate)
+        self._append = client.register_script(APPEND_SCRIPT)
 
     @property
     def keys(self) -> tuple[str, str]:
@@ -206,10 +258,18 @@ class AsyncRedisStreamStore:
         return self._layout.key, self._layout.token_key
 
     async def append(self, event: Event) -> tuple[str, int]:
+        """As :meth:`RedisStreamStore.append`."""
+        return await self.append_many((event,))
+
+    async def append_many(self, events: Iterable[Event]) -> tuple[str, int]:
+        """As :meth:`RedisStreamStore.append_many`."""
+        batch = tuple(events)
+        if not batch:
+            snapshot = await self.read(None)
+            return snapshot.token, snapshot.last
         token = new_token()
-        pipe = self._client.pipeline(transaction=True)
-        self._layout.queue_append(pipe, event, token)
-        return self._layout.appended(await pipe.execute(), token)
+        keys, args = self._layout.append_args(batch, token)
+        return self._layout.appended(await self._append(keys=keys, args=args), token)
 
     async def read(self, after: int | None, *, wait: float | None = None) -> StoreSnapshot:
         if wait is not None and after is not None:
