@@ -101,7 +101,10 @@ class AISDKUIWriter(Writer):
         id, name = self.calls[n]
         return [
             self._part(
-                "tool-input-available", toolCallId=id, toolName=name, input=parsed_object(arguments)
+                "tool-input-available",
+                toolCallId=id,
+                toolName=name,
+                input=parsed_object(arguments) or {},
             )
         ]
 

@@ -11,7 +11,10 @@
 #
 # Function calls arrive whole in Gemini, one part each: a call is written when it is
 # whole (its arguments parsed into "args"; arguments that are not a JSON object become
-# {}); a call that never became whole is not written.  Stops: finishReason is STOP
+# {}).  A call the source never said was whole (OpenAI Chat marks calls whole only when
+# the choice finishes with success) is written before the finish chunk when its
+# arguments parse as a JSON object, and left out when they do not (cut half-way: never
+# sent as {}); after a cut, no call that was not whole is written.  Stops: finishReason is STOP
 # (tool calls included), MAX_TOKENS, SAFETY or OTHER; a refusal is SAFETY (the
 # nearest: the answer was withheld).
 
@@ -57,7 +60,8 @@ class GeminiWriter(Writer):
     }
 
     def __init__(self) -> None:
-        self.names: dict[int, list[str]] = {}  # call n -> [id, name], until it is whole
+        # Call n -> [id, name, arguments so far], until it is whole.
+        self.pending: dict[int, list[str]] = {}
 
     @staticmethod
     def _chunk(parts: list[Any], **candidate: Any) -> Event:
@@ -71,18 +75,28 @@ class GeminiWriter(Writer):
         return [self._chunk([{"text": fragment, "thought": True}])]
 
     def tool_start(self, n: int, id: str, name: str) -> list[Event]:
-        self.names[n] = [id, name]
+        self.pending[n] = [id, name, ""]
         return []
 
     def tool_delta(self, n: int, fragment: str) -> list[Event]:
-        return []  # Gemini sends a call whole: see tool_end
+        self.pending[n][2] += fragment  # Gemini sends a call whole: see tool_end
+        return []
 
     def tool_end(self, n: int, arguments: str) -> list[Event]:
-        id, name = self.names.pop(n)
-        call = {"id": id, "name": name, "args": parsed_object(arguments)}
+        id, name, _ = self.pending.pop(n)
+        call = {"id": id, "name": name, "args": parsed_object(arguments) or {}}
         return [self._chunk([{"functionCall": call}])]
 
+    def _unfinished(self) -> list[Event]:
+        """The calls never said whole whose arguments are a JSON object all the same."""
+        out: list[Event] = []
+        for n, (_, _, arguments) in list(self.pending.items()):
+            if parsed_object(arguments) is not None:
+                out += self.tool_end(n, arguments)
+        return out
+
     def finish(self, kind: str, usage: Usage) -> list[Event]:
+        out = self._unfinished()
         last: dict[str, Any] = {
             "candidates": [
                 {
@@ -95,4 +109,4 @@ class GeminiWriter(Writer):
         given = figures(usage, _USAGE)
         if given:
             last["usageMetadata"] = given
-        return [frame(last)]
+        return [*out, frame(last)]

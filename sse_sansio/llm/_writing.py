@@ -76,14 +76,14 @@ def figures(usage: Usage, names: tuple[str | None, str | None, str | None, str |
     return found
 
 
-def parsed_object(arguments: str) -> dict[str, Any]:
-    """A tool call's arguments as the object an API that sends them whole needs
-    (``{}`` for arguments that are empty or not a JSON object)."""
+def parsed_object(arguments: str) -> dict[str, Any] | None:
+    """A tool call's arguments as a JSON object, or None when they are not one (empty,
+    cut half-way, another JSON value): an API that sends arguments whole needs one."""
     try:
         value = json.loads(arguments)
     except (ValueError, RecursionError):
-        return {}
-    return value if isinstance(value, dict) else {}
+        return None
+    return value if isinstance(value, dict) else None
 
 
 class Writer:
