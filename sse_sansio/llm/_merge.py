@@ -15,12 +15,25 @@
 # DeltaShape: the event type, where the text is, the fields that must hold fixed values,
 # that may differ, that must be empty), from its API's streaming reference; a dialect
 # without one (the AI SDK stream, "auto", generic()) has no merge rules.
+#
+# Linear (issue 36, item 16: 32,000 held deltas took 11.8 s): a Coalescer merges each
+# new delta into the event the last merge returned, so re-reading that event (decoding
+# its JSON, re-encoding all its text) made a run of n deltas cost O(n^2) in JSON work.
+# Instead the TextMerge keeps, for the event it returned last, its "frame" (the object
+# with a placeholder where the text goes) and its text already encoded as JSON; merging
+# the next delta into it decodes and encodes only that delta and the small frame, and
+# joins the encoded texts.  So every delta's text goes through json once in either
+# direction, whatever the run's length; what remains per merge is copying the joined
+# text into the new event's data (a memcpy: the Event must hold its data whole).  The
+# encoding of a text is the encodings of its pieces end to end (JSON escapes character
+# by character), so the data is byte for byte what encoding the joined object gives;
+# a piece holding a lone surrogate (half of a pair split across two deltas) is written
+# with ASCII escapes, so the two halves meet again as a valid escaped pair.
 
 from __future__ import annotations
 
-import copy
 import json
-from typing import Any
+from typing import Any, Final
 
 from sse_sansio._events import Event
 from sse_sansio._pickling import public_reduce, restore
@@ -65,6 +78,8 @@ class TextMerge:
             )
         self.dialect = dialect
         self._shape = shape
+        # The event the last merge returned, its frame and its text encoded as JSON.
+        self._held: tuple[Event, dict[str, Any], str] | None = None
 
     def merge(self, first: Event, second: Event) -> Event | None:
         """The one event that says what ``first`` then ``second`` say, or None."""
@@ -75,32 +90,72 @@ class TextMerge:
             return None
         if second.id and first.id and second.id != first.id:
             return None  # the client's last event ID would skip a value
-        a, b = _object(first.data), _object(second.data)
-        if a is None or b is None:
+        held = self._held
+        start = held[1:] if held is not None and held[0] is first else self._start(first)
+        b = _object(second.data)
+        text_b = None if b is None else _text(b, shape.text)
+        if start is None or b is None or text_b is None:
             return None
-        text_a, text_b = _text(a, shape.text), _text(b, shape.text)
-        if text_a is None or text_b is None:
+        frame, encoded = start
+        # Everything but the text and the "latest" fields must be equal.
+        if _with(b, shape.text, _HOLE, frame, shape.latest) != frame:
+            return None
+        joined = _with(frame, shape.text, _HOLE, b, shape.latest)
+        head, hole, tail = json.dumps(joined, ensure_ascii=False, separators=_COMPACT).partition(
+            _HOLE_JSON
+        )
+        if not hole or _HOLE_JSON in tail:  # another field holds the placeholder
+            return None
+        encoded += _encoded(text_b)
+        event = Event(
+            type=first.type, data="".join((head, encoded, tail)), id=second.id or first.id
+        )
+        self._held = (event, joined, encoded)
+        return event
+
+    def _start(self, first: Event) -> tuple[dict[str, Any], str] | None:
+        """The frame and encoded text of an event no merge made, if it is a text delta
+        whose fixed and empty fields hold."""
+        shape = self._shape
+        a = _object(first.data)
+        text_a = None if a is None else _text(a, shape.text)
+        if a is None or text_a is None:
             return None
         if any(_at(a, path) != value for path, value in shape.fixed):
             return None
         if any(a.get(key) not in (None, []) for key in shape.empty):
             return None
-        # Everything but the text and the "latest" fields must be equal.
-        probe = _with(b, shape.text, text_a, a, shape.latest)
-        if probe != a:
-            return None
-        joined = _with(a, shape.text, text_a + text_b, b, shape.latest)
-        data = json.dumps(joined, ensure_ascii=False, separators=(",", ":"))
-        return Event(type=first.type, data=data, id=second.id or first.id)
+        return _with(a, shape.text, _HOLE, a, ()), _encoded(text_a)
 
     # Pickling (issue 32, item 4): a TextMerge holds only its dialect's rules, so it
     # pickles (inside a Coalescer, say) as sse_sansio.llm.TextMerge with its dialect's
     # name; the rules, a NamedTuple of a private room, are looked up again on load.
+    # The frame of the event it returned last is a cache (the slow path rebuilds it
+    # from the event), so it is left out: a copy starts afresh and writes the same bytes.
     def __reduce__(self) -> tuple[object, ...]:
-        return public_reduce(self, _shape=self.dialect)
+        return public_reduce(self, _shape=self.dialect, _held=None)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         restore(self, {**state, "_shape": _shape(state["_shape"])})
+
+
+# Where a frame's text goes: no API's delta holds NULs around these words, and a frame
+# whose JSON holds the placeholder anywhere else is not merged.
+_HOLE: Final = "\x00sse_sansio.TextMerge\x00"
+_HOLE_JSON: Final = json.dumps(_HOLE)[1:-1]
+_COMPACT: Final = (",", ":")
+
+
+def _encoded(text: str) -> str:
+    """``text`` as it appears inside a JSON string (without the quotes): characters
+    beyond ASCII as they are, but ASCII escapes for a text with a lone surrogate."""
+    out = json.dumps(text, ensure_ascii=False)
+    if not out.isascii():
+        try:
+            out.encode()
+        except UnicodeEncodeError:
+            out = json.dumps(text)
+    return out[1:-1]
 
 
 def _object(data: str) -> dict[str, Any] | None:
@@ -133,15 +188,26 @@ def _text(obj: dict[str, Any], path: Path) -> str | None:
 def _with(
     obj: dict[str, Any], path: Path, text: str, other: dict[str, Any], latest: tuple[str, ...]
 ) -> dict[str, Any]:
-    """A copy of ``obj`` with ``text`` at ``path`` and the ``latest`` fields of ``other``."""
-    out = copy.deepcopy(obj)
-    node: Any = out
-    for step in path[:-1]:
-        node = node[0] if isinstance(step, int) else node[step]
-    node[path[-1]] = text
+    """A copy of ``obj`` with ``text`` at ``path`` and the ``latest`` fields of ``other``.
+
+    Only the containers on ``path`` (and the top level) are copied: the rest is shared,
+    since nothing here changes an object once made."""
+    out: dict[str, Any] = _replaced(obj, path, text)
     for key in latest:
         if key in other:
             out[key] = other[key]
         else:
             out.pop(key, None)
+    return out
+
+
+def _replaced(node: Any, path: Path, text: str) -> Any:
+    """A copy of ``node`` with ``text`` at ``path`` (a list on the way has one item)."""
+    if not path:
+        return text
+    step, rest = path[0], path[1:]
+    if isinstance(step, int):
+        return [_replaced(node[0], rest, text)]
+    out = dict(node)
+    out[step] = _replaced(node[step], rest, text)
     return out

@@ -1,0 +1,117 @@
+"""TextMerge is linear (issue 36, item 16: 32,000 held deltas took 11.8 s).
+
+Not timed (a loaded machine breaks timings): the test counts the characters that go
+through ``json`` (decoded and encoded) while a run of deltas is merged, one into the
+event the last merge returned, as the Coalescer does.  Re-reading the growing event
+on every merge, as the quadratic version did, puts ~n^2/2 deltas' worth through json;
+the linear one puts each delta through once each way (plus the small frame around the
+text).  The merged event stays byte for byte the compact JSON of the joined object."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sse_sansio import Coalescer, Event
+from sse_sansio.llm import TextMerge
+from sse_sansio.llm import _merge as merge_module
+
+CHUNK = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m"}
+
+
+def chat(text: str, **more: Any) -> dict[str, Any]:
+    choice = {"index": 0, "delta": {"content": text}, "finish_reason": None}
+    return {**CHUNK, "choices": [choice], **more}
+
+
+def gemini(text: str, tokens: int) -> dict[str, Any]:
+    candidate = {"content": {"parts": [{"text": text}], "role": "model"}}
+    return {"candidates": [candidate], "usageMetadata": {"candidatesTokenCount": tokens}}
+
+
+class CountingJson:
+    """The json module, counting the characters decoded and encoded."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+
+    def loads(self, text: str) -> Any:
+        self.chars += len(text)
+        return json.loads(text)
+
+    def dumps(self, value: Any, **options: Any) -> str:
+        out = json.dumps(value, **options)
+        self.chars += len(out)
+        return out
+
+
+def merged_run(dialect: str, payloads: list[dict[str, Any]]) -> Event:
+    merger = TextMerge(dialect)
+    held = Event(data=json.dumps(payloads[0]))
+    for payload in payloads[1:]:
+        joined = merger.merge(held, Event(data=json.dumps(payload)))
+        assert joined is not None
+        held = joined
+    return held
+
+
+@pytest.mark.parametrize("n", [500, 2000])
+def test_json_work_grows_linearly_with_the_run(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = CountingJson()
+    monkeypatch.setattr(merge_module, "json", counter)
+    payloads = [chat(f"t{i:04} ") for i in range(n)]
+    held = merged_run("openai-chat", payloads)
+    sent = sum(len(json.dumps(payload)) for payload in payloads)
+    # Each delta decoded once and its frame encoded once, a few times its own size;
+    # the quadratic version put ~n/2 times the whole input through json.
+    assert counter.chars < 4 * sent
+    text = "".join(f"t{i:04} " for i in range(n))
+    assert held.data == json.dumps(chat(text), ensure_ascii=False, separators=(",", ":"))
+
+
+def test_the_latest_fields_follow_the_last_delta() -> None:
+    held = merged_run("gemini", [gemini("a", 1), gemini("b", 2), gemini("c", 3)])
+    assert json.loads(held.data) == gemini("abc", 3)
+    with_obfuscation = [chat("x", obfuscation="aa"), chat("y", obfuscation="b"), chat("z")]
+    assert json.loads(merged_run("openai-chat", with_obfuscation).data) == chat("xyz")
+
+
+def test_a_surrogate_pair_split_across_deltas_meets_again() -> None:
+    # An emoji split between two deltas, each half escaped (valid JSON both).
+    held = merged_run("openai-chat", [chat("a\ud83d"), chat("\ude00b"), chat("é\n")])
+    held.data.encode()  # UTF-8 can carry it
+    assert json.loads(held.data)["choices"][0]["delta"]["content"] == "a\U0001f600bé\n"
+
+
+def test_a_delta_that_differs_ends_the_run_and_a_new_one_starts() -> None:
+    merger = TextMerge("openai-chat")
+    first = merger.merge(Event(data=json.dumps(chat("a"))), Event(data=json.dumps(chat("b"))))
+    assert first is not None
+    other = Event(data=json.dumps({**chat("c"), "model": "other"}))
+    assert merger.merge(first, other) is None  # the frames differ
+    assert merger.merge(first, Event(data="not json")) is None
+    assert merger.merge(first, Event(data=json.dumps({"choices": []}))) is None
+    again = merger.merge(other, Event(data=json.dumps({**chat("d"), "model": "other"})))
+    assert again is not None
+    assert json.loads(again.data) == {**chat("cd"), "model": "other"}
+    # The event a merge returned, merged into again after another run: still right.
+    assert json.loads(merger.merge(first, Event(data=json.dumps(chat("z")))).data) == chat("abz")  # type: ignore[union-attr]
+
+
+def test_through_the_coalescer_a_long_run_is_one_event() -> None:
+    coalescer = Coalescer(
+        max_bytes=1 << 30, max_delay=60.0, now=0.0, merge=TextMerge("openai-chat")
+    )
+    for i in range(3000):
+        coalescer.push(Event(data=json.dumps(chat(f"{i},"))), 0.0)
+    (block,) = coalescer.flush().split(b"\n\n")[:-1]
+    text = json.loads(block.removeprefix(b"data: "))["choices"][0]["delta"]["content"]
+    assert text == "".join(f"{i}," for i in range(3000))
+
+
+def test_a_field_that_holds_the_placeholder_keeps_the_events_apart() -> None:
+    odd = {**chat("a"), "model": "\x00sse_sansio.TextMerge\x00"}
+    merger = TextMerge("openai-chat")
+    assert merger.merge(Event(data=json.dumps(odd)), Event(data=json.dumps(odd))) is None
