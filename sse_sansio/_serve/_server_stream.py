@@ -439,16 +439,17 @@ def subscriber(
 
 
 def deliver(stream: ServerStream, frame: Frame, now: float) -> bool:
-    """Queue ``frame`` on a subscriber's ``stream``, unless it is no longer open.
+    """Queue ``frame`` on a subscriber's ``stream``, unless it is no longer open;
+    ``now``: a time a Hub's Clock checked.
 
     Returns:
         True when the stream is "slow" (now or before): the hub drops it.
     """
-    clock = stream._clock
-    if type(now) is float and clock.latest <= now < _INFINITY:
-        clock.latest = now
+    clock = stream._clock  # ``now`` is the hub's, checked by its own clock; a stream
+    if now > clock.latest:  # whose own calls ran ahead takes the frame at its latest
+        clock.latest = now  # time: one subscriber's clock never fails a whole publish
     else:
-        now = clock.read(now, "deliver")
+        now = clock.latest
     if stream._state != "open":
         return stream._state == "slow"
     slots = stream._slots
@@ -456,7 +457,7 @@ def deliver(stream: ServerStream, frame: Frame, now: float) -> bool:
         stream._queue(frame.data, now, frame.urgent)
     else:
         _conflate(stream, slots, frame, now)
-    return stream._state == "slow"
+    return stream.state == "slow"  # (the property: _state changed since it was read)
 
 
 def _conflate(
