@@ -11,12 +11,16 @@ boundary, and a cut source never gets the target's terminal frame.
 
 from __future__ import annotations
 
+import itertools
+import json
 import pickle
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sse_sansio import Comment, EndOfStream, Event, LocalProtocolError, serialize
 from sse_sansio.llm import (
@@ -249,3 +253,72 @@ def test_a_scenario_keeps_its_ending_in_every_target(
         events = [item for item in items if isinstance(item, Event)]
         for size in range(len(events)):
             assert_kept(source, target, events[:size])
+
+
+# -- the round trip: A -> B -> A keeps the outcome, the answer and the usage ------------
+
+TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> tuple[str, w.Scenario]:
+    source = draw(st.sampled_from(NAMES))
+    arguments = st.dictionaries(
+        st.text("abcxyz", min_size=1, max_size=4), st.integers(0, 99) | TEXT, max_size=3
+    )
+    calls = []
+    for n, args in enumerate(draw(st.lists(arguments, max_size=2))):
+        whole = json.dumps(args)
+        cuts = sorted(draw(st.sets(st.integers(1, max(1, len(whole) - 1)), max_size=3)))
+        pieces = [whole[a:b] for a, b in itertools.pairwise([0, *cuts, len(whole)])]
+        calls.append((f"call_{n}", draw(st.sampled_from(("f", "get_weather"))), tuple(pieces)))
+    ending = draw(
+        st.sampled_from(
+            [*(("stop", word) for word in w.WORDS[source]), ("error", "boom"), ("cut",)]
+        )
+    )
+    usage = draw(st.none() | st.tuples(*[st.integers(0, 10_000)] * 4))
+    scenario = w.Scenario(
+        text=tuple(draw(st.lists(TEXT, max_size=4))),
+        reasoning=tuple(draw(st.lists(TEXT, max_size=2))),
+        calls=tuple(calls),
+        usage=usage,
+        ending=ending,
+    )
+    return source, scenario
+
+
+def through(source: str, target: str, items: list[Any]) -> list[Any]:
+    _, data = translated(source, target, items)
+    return parse(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(scenarios(), st.sampled_from(NAMES))
+def test_a_to_b_to_a_keeps_outcome_answer_and_usage(
+    drawn: tuple[str, w.Scenario], middle: str
+) -> None:
+    source, scenario = drawn
+    items = parse(w.stream(source, scenario))
+    there = through(source, middle, items)
+    back = through(middle, source, there)
+    before, after = tracked(source, items), tracked(source, back)
+    was, now = before.outcome, after.outcome
+    assert now.outcome == was.outcome
+    assert now.error_message == was.error_message
+    assert after.answer.text == before.answer.text
+    assert after.answer.reasoning == before.answer.reasoning
+    # Calls travel into Gemini whole (see test_a_scenario_keeps_...): on the hop into
+    # it, those the reading on the way says are whole, or are an object at the finish.
+    ended = was.outcome in ("completed", "stopped")
+    expected = before.answer.tool_calls
+    for hop, reading in ((middle, before), (source, tracked(middle, there))):
+        if hop == "gemini":
+            whole = [
+                c.complete or (ended and isinstance(c.arguments_json, dict))
+                for c in reading.answer.tool_calls
+            ]
+            expected = tuple(c for c, kept in zip(expected, whole, strict=True) if kept)
+    assert calls(after) == [(c.name, c.arguments_json) for c in expected]
+    if was.outcome in ("completed", "stopped") and was.usage.provenance == "reported":
+        assert now.usage == carried(middle, was.usage)
