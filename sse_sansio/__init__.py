@@ -7,6 +7,10 @@ follow the WHATWG HTML standard and survive any split of the input; the caller o
 every socket and file.  Standard library only.
 """
 
+from importlib import import_module
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 from ._client._feeding import READ_SIZE, TruncatedStreamError, aiter_events, iter_events
 from ._client._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
 from ._client._response import ResponseCheck, ResponseError, check_response
@@ -100,3 +104,21 @@ __all__ = [
 # Connection, a heap type whose spec names sse_sansio._receive._core.Connection, is
 # named here too (its type is mutable); it refuses pickle and copy anyway.
 _publish(globals(), __all__, __name__)
+
+# The three subpackages with names of their own (each has its __all__) are attributes
+# of this package too, loaded on first use: ``import sse_sansio`` then
+# ``sse_sansio.llm.Tracker`` works as pasted, while ``import sse_sansio`` alone stays
+# small (issue 36, items 6 and 10).  Once loaded, a subpackage is an ordinary attribute
+# (the import system sets it), so __getattr__ runs once per subpackage at most.
+_SUBPACKAGES = frozenset({"llm", "stores", "testing"})
+
+if TYPE_CHECKING:  # what the checkers see: the attributes, typed as the modules
+    from . import llm as llm
+    from . import stores as stores
+    from . import testing as testing
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _SUBPACKAGES:
+        return import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

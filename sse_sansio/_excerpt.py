@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 __all__ = ["SHOWN", "describe_body", "json_message"]
@@ -92,6 +91,8 @@ def _utf8_prefix(data: bytes) -> str:
 
 def json_message(data: bytes) -> str | None:
     """An error message from a JSON body, if it parses and holds one."""
+    import json  # here, for a body that is not a stream: ``import sse_sansio`` stays light
+
     try:
         value = json.loads(data.decode("utf-8"))
     except ValueError:  # also UnicodeDecodeError; a body cut short by the first chunk

@@ -111,6 +111,7 @@ RUN_ONCE: dict[str, str] = {
     "test_diagnostics": "the pure classifiers, called directly",
     "test_docs": "the documentation pages",
     "test_docs_pointers": "the documentation's pointers",
+    "test_import_cost": "what import sse_sansio loads, in fresh interpreters",
     "test_example_proxy": "an example run as a program",
     "test_examples": "the examples, run in subprocesses",
     "test_huge_input_examples": "two examples, run as programs",

@@ -68,9 +68,7 @@ from __future__ import annotations
 
 import enum
 import math
-import random as _random
 import re
-import socket
 from collections.abc import AsyncGenerator, Collection, Generator
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -343,7 +341,7 @@ class ReconnectPlanner:
         self._reset_on_event = bool(reset_on_event)
         self._max_attempts = max_attempts
         self._retry_statuses = frozenset(retry_statuses)
-        self._random: RandomSource = _random.Random() if random is None else random
+        self._random: RandomSource = _new_random() if random is None else random
         self._resume_only = bool(resume_only)
 
         self._last_event_id = last_event_id
@@ -762,8 +760,18 @@ def _classify(how: How) -> tuple[AttemptEnd | None, BaseException | None]:
     return (AttemptEnd.CONNECT_ERROR if _never_connected(how) else AttemptEnd.NETWORK_ERROR), how
 
 
+def _new_random() -> RandomSource:
+    """A generator of the planner's own for the jitter.  random and socket (below) are
+    imported where they are used: ``import sse_sansio`` does not pay for them."""
+    import random
+
+    return random.Random()
+
+
 def _never_connected(error: BaseException) -> bool:
     """Whether the exception, or one it was raised from, says no connection was made."""
+    import socket
+
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:

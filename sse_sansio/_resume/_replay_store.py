@@ -33,16 +33,18 @@
 
 from __future__ import annotations
 
-import asyncio
-import secrets
+import os
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sse_sansio._events import Event, new_event
 from sse_sansio._serializer import serialize
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["AsyncMemoryStore", "AsyncReplayStore", "MemoryStore", "ReplayStore", "StoreSnapshot"]
 
@@ -52,7 +54,9 @@ TOKEN_BYTES = 12
 
 def new_token() -> str:
     """A fresh random stream token (hexadecimal)."""
-    return secrets.token_hex(TOKEN_BYTES)
+    # What secrets.token_hex() returns, from the same source (the OS's CSPRNG), without
+    # the import of secrets (hashlib, hmac, random) that ``import sse_sansio`` would pay.
+    return os.urandom(TOKEN_BYTES).hex()
 
 
 @dataclass(frozen=True)
@@ -228,6 +232,8 @@ class AsyncMemoryStore:
         snapshot = self._store.read(after)
         if wait is None or after is None or snapshot.events or snapshot.finished:
             return snapshot
+        import asyncio  # here, not at import time: ``import sse_sansio`` stays light
+
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         try:

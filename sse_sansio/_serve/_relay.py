@@ -29,14 +29,17 @@
 # by the Reframer when reframe=True), then at most one error event of ours; every
 # read the generator started is finished, cancelled or retrieved when it is done (no
 # orphan task, no "exception never retrieved").
+#
+# Import cost (issue 36, item 10): ``import sse_sansio`` imports this module, so asyncio
+# and the llm layer are imported where they are first needed (a relay's iteration, a
+# relay with a dialect), never at import time.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from sse_sansio._errors import LocalProtocolError, StreamCut
 from sse_sansio._events import AnyItem, Comment, EndOfStream, Event
@@ -44,15 +47,11 @@ from sse_sansio._health._watchdog import Verdict, Watchdog
 from sse_sansio._pickling import refuse
 from sse_sansio._receive._connection import NEED_DATA
 from sse_sansio._receive._implementation import Connection
-from sse_sansio.llm import (
-    DIALECT_NAMES,
-    REFRAMER_DIALECTS,
-    Outcome,
-    PayloadError,
-    Progress,
-    Reframer,
-    Tracker,
-)
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from sse_sansio.llm import Outcome, Progress, Reframer, Tracker
 
 __all__ = ["Relay"]
 
@@ -114,21 +113,34 @@ class Relay:
         reframe: bool = False,
         now: Callable[[], float] = time.monotonic,
     ) -> None:
-        if dialect is not None and dialect not in DIALECT_NAMES:
-            raise ValueError(f"Relay: unknown dialect {dialect!r}; expected one of {DIALECT_NAMES}")
-        if reframe and dialect not in REFRAMER_DIALECTS:
-            raise ValueError(f"Relay: reframe=True needs one of {REFRAMER_DIALECTS} as dialect")
         self._upstream = upstream
         self._watchdog = watchdog
         self._now = now
-        self._tracker = None if dialect is None else Tracker(dialect)
-        self._progress = None if dialect is None else Progress(dialect)
-        self._reframer = Reframer(dialect) if reframe and dialect is not None else None
+        self._tracker: Tracker | None = None
+        self._progress: Progress | None = None
+        self._reframer: Reframer | None = None
+        if dialect is not None or reframe:
+            self._judge_by(dialect, reframe)
         # keep_raw for the Reframer: an `error:` line is only seen in the raw bytes.
         self._connection = Connection(keep_raw=reframe)
         self._iterated = False
         self.outcome: Outcome | None = None
         self.verdict: Verdict | None = None
+
+    def _judge_by(self, dialect: str | None, reframe: bool) -> None:
+        """Make the llm layer's tracker, progress and reframer for ``dialect``."""
+        from sse_sansio import llm
+
+        if dialect is not None and dialect not in llm.DIALECT_NAMES:
+            raise ValueError(
+                f"Relay: unknown dialect {dialect!r}; expected one of {llm.DIALECT_NAMES}"
+            )
+        # (Here with a dialect, or with reframe=True: without a dialect, that is refused.)
+        if dialect is None or (reframe and dialect not in llm.REFRAMER_DIALECTS):
+            raise ValueError(f"Relay: reframe=True needs one of {llm.REFRAMER_DIALECTS} as dialect")
+        self._tracker = llm.Tracker(dialect)
+        self._progress = llm.Progress(dialect)
+        self._reframer = llm.Reframer(dialect) if reframe else None
 
     def __reduce__(self) -> NoReturn:
         # A handle, not a value: it reads a live upstream (sse_sansio/_pickling.py).
@@ -141,6 +153,8 @@ class Relay:
         return self._run()
 
     async def _run(self) -> AsyncIterator[Relayed]:
+        import asyncio
+
         reads = aiter(self._upstream)
         task: asyncio.Task[bytes | None] | None = None
         try:
@@ -172,6 +186,8 @@ class Relay:
 
     async def _until_read(self, task: asyncio.Task[bytes | None]) -> bool:
         """Wait for the read, checking the watchdog at its deadlines; False: give up."""
+        import asyncio
+
         watchdog = self._watchdog
         while not task.done():
             if watchdog is None:
@@ -218,6 +234,8 @@ class Relay:
 
     def _track(self, item: Relayed | EndOfStream) -> None:
         if self._tracker is not None:
+            from sse_sansio.llm import PayloadError
+
             # A payload that breaks the dialect's rules is passed on all the same (the
             # client's decoder judges it); the outcome reports it (_close()).
             with contextlib.suppress(PayloadError):
@@ -238,12 +256,15 @@ class Relay:
         assert self.verdict is not None
         message = f"the gateway gave up: {_GIVE_UP[self.verdict.state]}"
         tracker = self._tracker
-        if tracker is not None:
-            # The outcome is the truth, a cut "gave-up" (unless the answer had already
-            # ended), not the "failed" our own error event would make it.
-            with contextlib.suppress(PayloadError):
-                tracker.end(gave_up=message)
-        if tracker is None or tracker.dialect not in REFRAMER_DIALECTS:
+        if tracker is None:
+            raise StreamCut(message)
+        from sse_sansio.llm import REFRAMER_DIALECTS, PayloadError, Reframer
+
+        # The outcome is the truth, a cut "gave-up" (unless the answer had already
+        # ended), not the "failed" our own error event would make it.
+        with contextlib.suppress(PayloadError):
+            tracker.end(gave_up=message)
+        if tracker.dialect not in REFRAMER_DIALECTS:
             raise StreamCut(message)
         return [
             item
@@ -255,6 +276,8 @@ class Relay:
         tracker = self._tracker
         if tracker is None:
             return None
+        from sse_sansio.llm import Outcome, PayloadError
+
         try:
             return tracker.end()  # the outcome, fed or not (an abandoned stream: a cut)
         except PayloadError as exc:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 import http.server
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -406,3 +408,23 @@ def test_the_comparison_page_counts_the_parsers_it_shows() -> None:
     intro = page.split("## ", 1)[0]
     assert f"rules with {_NUMBERS[rule_peers]} of them" in intro
     assert f"memory with {_NUMBERS[len(speed_peers)]}" in intro
+
+
+@pytest.mark.slow  # a fresh interpreter
+def test_the_judge_snippet_runs_alone_in_a_fresh_interpreter() -> None:
+    # Pasted alone, with nothing run before it (issue 36, item 6): it once failed with
+    # "module 'sse_sansio' has no attribute 'llm'", as sse_sansio.llm was loaded only
+    # when something imported it by name.
+    (snippet,) = [s for s in extract(DOCS / "llm.rst") if "def judge(" in s.code]
+    assert "import sse_sansio\n" in snippet.code
+    assert snippet.code.count("judge(") > 1  # it is called, not only defined
+    result = subprocess.run(
+        [sys.executable, "-c", snippet.code],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"},
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
