@@ -129,6 +129,7 @@ RUN_ONCE: dict[str, str] = {
     "test_llm_holdback": "the llm layer takes items",
     "test_llm_stats": "the llm layer takes items",
     "test_llm_otel": "the llm layer takes items",
+    "test_llm_guard_gateway": "an example gateway, live on loopback",
     "test_layers": "the package's imports, read from the source",
     "test_public_paths": "the public faces and entry points",
     "test_llm_reframer": "the llm layer takes items",

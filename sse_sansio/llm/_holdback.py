@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 from sse_sansio._clock import Clock
 from sse_sansio._clock import seconds as checked_seconds
 from sse_sansio._errors import LocalProtocolError
-from sse_sansio._events import AnyItem, Event
+from sse_sansio._events import Comment, Event
 from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
 
 from ._reading import Mark, read
@@ -44,9 +44,12 @@ from ._registry import DIALECTS, REFRAMER_DIALECTS, make_dialect
 
 __all__ = ["HoldBack"]
 
+#: What a served response sends: the end of the stream is the caller's (approve()).
+Sent = Event | Comment
+
 
 class _Held(NamedTuple):
-    item: AnyItem
+    item: Sent
     text: str  # the answer text it carries ("" for any other item)
     through: int  # the count of text characters pushed up to its last one
     at: float  # when it was pushed
@@ -73,6 +76,11 @@ class HoldBack:
                 ...
         out = hold.approve()
 
+    A checker that keeps its own copy of the text adds :attr:`last_text` after each
+    push; one that checks right after each push, before sending what it returned (a
+    veto then drops that too), sees every piece of text of up to ``chars``
+    characters whole before any of it goes, unless ``seconds`` let it go first.
+
     A text delta is held whole, never cut: each released event is the upstream's own
     object, so the released stream is valid in its API's schema.  Text means what the
     dialect's :class:`Tracker` reads into :attr:`Answer.text`; reasoning and tool
@@ -86,6 +94,10 @@ class HoldBack:
             With neither, text waits for :meth:`approve`.
         now: The time the stream began, on the clock every later ``now`` comes from
             (a monotonic one).
+
+    Attributes:
+        last_text: The answer text the last pushed item carried (``""`` for none).
+        vetoed: :meth:`veto` was called: nothing is released any more.
 
     Raises:
         ValueError: an unknown dialect, or ``chars`` or ``seconds`` below 0 (or not
@@ -114,6 +126,7 @@ class HoldBack:
         self._held: list[_Held] = []
         self._pushed = 0  # characters of text pushed so far
         self.vetoed = False
+        self.last_text = ""
 
     @property
     def held_text(self) -> str:
@@ -127,9 +140,9 @@ class HoldBack:
             return None
         return self._held[0].at + self.seconds  # the head is held text (_release)
 
-    def push(self, item: AnyItem, now: float) -> list[AnyItem]:
-        """Take the next item of the upstream; return the items to send now, in order
-        (none after a veto)."""
+    def push(self, item: Sent, now: float) -> list[Sent]:
+        """Take the next item of the upstream (an Event or a Comment); return the items
+        to send now, in order (none after a veto)."""
         at = self._clock.read(now, "push")
         if self.vetoed:
             return []
@@ -137,16 +150,17 @@ class HoldBack:
         if isinstance(item, Event):
             reading = read(self._dialect, item, self._mark)
             self._mark, text = reading.mark, reading.text
+        self.last_text = text
         self._pushed += len(text)
         self._held.append(_Held(item, text, self._pushed, at))
         return self._release(at)
 
-    def pop(self, now: float) -> list[AnyItem]:
+    def pop(self, now: float) -> list[Sent]:
         """The items whose time has come (call it at :attr:`deadline`)."""
         at = self._clock.read(now, "pop")
         return [] if self.vetoed else self._release(at)
 
-    def approve(self) -> list[AnyItem]:
+    def approve(self) -> list[Sent]:
         """Release everything held: the checker passed the text so far.  The window
         goes on for the text pushed later."""
         out = [held.item for held in self._held]
@@ -171,8 +185,8 @@ class HoldBack:
             out.append(Event(data=rules.stream_end))
         return out
 
-    def _release(self, now: float) -> list[AnyItem]:
-        out: list[AnyItem] = []
+    def _release(self, now: float) -> list[Sent]:
+        out: list[Sent] = []
         held = self._held
         while held and (not held[0].text or self._due(held[0], now)):
             out.append(held.pop(0).item)

@@ -203,7 +203,9 @@ def test_a_delta_goes_once_chars_more_characters_followed_it() -> None:
     role, ab, cde, f, gh, finish, done = stream
     hold = HoldBack("openai-chat", chars=3, now=0.0)
     assert hold.push(role, 0.0) == [role]  # nothing held: a control frame goes at once
+    assert hold.last_text == ""
     assert hold.push(ab, 0.0) == []
+    assert hold.last_text == "ab"
     assert hold.push(cde, 0.0) == [ab]
     assert hold.push(f, 0.0) == []
     assert hold.push(gh, 0.0) == [cde]

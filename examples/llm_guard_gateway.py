@@ -1,0 +1,143 @@
+"""A guarded LLM gateway in FastAPI: translate, hold back, measure (issue 35).
+
+What it shows: ``POST /v1/chat/completions`` is sent on to ``UPSTREAM_URL``, an API
+that streams in ``UPSTREAM_DIALECT`` (Anthropic Messages by default); the client gets
+the answer in ``CLIENT_DIALECT`` (OpenAI Chat Completions by default), and:
+
+- ``sse_sansio.Relay`` parses the upstream, judges it, and watches it with first-byte,
+  idle and progress clocks of ``WATCHDOG_S`` seconds (a stall behind pings included);
+- ``llm.Translator`` rewrites each upstream event in the client's dialect, keeping how
+  the answer ended (a cut stays a cut: the client's body ends without its last chunk);
+- ``llm.HoldBack`` holds the text until ``HOLD_CHARS`` more characters followed it, so
+  the guard sees each word whole before the client does; a word of ``BLOCKED`` vetoes
+  the answer: the client gets the text before it, then its dialect's error event, and
+  not one character of the held text;
+- ``llm.StreamStats`` measures the upstream (time to first token, gaps, stalls behind
+  keepalives, output tokens); one JSON line per request on stderr holds the figures.
+
+The request body is passed on unchanged (translating requests is not this recipe's
+subject).  Run it under any ASGI server::
+
+    UPSTREAM_URL=https://api.anthropic.com/v1/messages \\
+        python -m uvicorn --app-dir examples llm_guard_gateway:app --port 8000
+"""
+
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.background import BackgroundTask
+
+from sse_sansio import Comment, Event, Relay, StreamCut, Watchdog, llm
+from sse_sansio.asgi import EventStreamResponse
+
+UPSTREAM_URL = os.environ.get("UPSTREAM_URL", "http://127.0.0.1:8001/v1/messages")
+UPSTREAM_DIALECT = os.environ.get("UPSTREAM_DIALECT", "anthropic")
+CLIENT_DIALECT = os.environ.get("CLIENT_DIALECT", "openai-chat")
+BLOCKED = tuple(os.environ.get("BLOCKED", "forbidden").split(","))
+HOLD_CHARS = int(os.environ.get("HOLD_CHARS", "64"))  # at least the longest blocked word
+KEEPALIVE_S = float(os.environ.get("KEEPALIVE_S", "15"))
+WATCHDOG_S = float(os.environ.get("WATCHDOG_S", "30"))
+PASSED_ON = ("authorization", "content-type", "x-api-key", "anthropic-version")
+
+app = FastAPI()
+
+
+def log(record: dict[str, object]) -> None:
+    print(json.dumps(record), file=sys.stderr, flush=True)
+
+
+async def counted(chunks: AsyncIterator[bytes], stats: llm.StreamStats) -> AsyncIterator[bytes]:
+    """The upstream's body, each chunk told to the stats first."""
+    async for chunk in chunks:
+        stats.saw_bytes(len(chunk), time.monotonic())
+        yield chunk
+
+
+class Guard:
+    """One request's pipeline: upstream items -> Translator -> HoldBack -> the client."""
+
+    def __init__(self, relay: Relay, stats: llm.StreamStats) -> None:
+        self.relay, self.stats = relay, stats
+        self.translator = llm.Translator(UPSTREAM_DIALECT, CLIENT_DIALECT)
+        self.hold = llm.HoldBack(CLIENT_DIALECT, chars=HOLD_CHARS, now=time.monotonic())
+        self.seen = ""  # the tail of the text pushed so far, for words across deltas
+        self.verdict = "passed"
+
+    def push(self, items: list[Event | Comment]) -> list[Event | Comment]:
+        """Hold the translated items back; check each piece of text as it comes."""
+        out: list[Event | Comment] = []
+        for item in items:
+            out += self.hold.push(item, time.monotonic())
+            self.seen = (self.seen + self.hold.last_text)[-2 * HOLD_CHARS :]
+            if any(word in self.seen for word in BLOCKED):
+                self.verdict = "vetoed"
+                # Nothing of this call was sent yet: the veto drops it with the rest.
+                return list(self.hold.veto("the answer broke the content policy"))
+        return out
+
+    async def stream(self) -> AsyncIterator[Event | Comment]:
+        """What the client gets; a cut upstream is a cut for it too."""
+        try:
+            async for item in self.relay:
+                self.stats.saw_item(item, time.monotonic())
+                for out in self.push(self.translator.feed(item)):
+                    yield out
+                if self.hold.vetoed:
+                    return
+            ending = self.push(self.translator.end())
+        except StreamCut:
+            self.translator.end(truncated=True)  # a cut writes nothing
+            for out in self.hold.approve():  # the guard saw all of it
+                yield out
+            raise
+        for out in ending + self.hold.approve():
+            yield out
+
+    async def finish(self, http: httpx.AsyncClient) -> None:
+        """After the stream (a cut or a veto included): close, measure, log."""
+        await http.aclose()
+        outcome = self.relay.outcome
+        inside = outcome is not None and outcome.cut == "mid-event"
+        self.stats.end(time.monotonic(), truncated=inside)
+        log(
+            {
+                "guard": self.verdict,
+                "outcome": outcome and outcome.outcome,
+                "stats": self.stats.as_dict(),
+            }
+        )
+
+
+@app.post("/v1/chat/completions")
+async def chat_completions(request: Request) -> Response:
+    s, started = WATCHDOG_S, time.monotonic()
+    watchdog = Watchdog(first_byte=s, idle=s, progress=s, now=started)
+    stats = llm.StreamStats(UPSTREAM_DIALECT, now=started)
+    headers = {name: value for name, value in request.headers.items() if name in PASSED_ON}
+    http = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=s))
+    asked = http.build_request("POST", UPSTREAM_URL, content=await request.body(), headers=headers)
+    try:
+        upstream = await asyncio.wait_for(http.send(asked, stream=True), s)
+    except (OSError, httpx.HTTPError, asyncio.TimeoutError) as exc:
+        await http.aclose()
+        return JSONResponse({"error": {"message": repr(exc), "type": "upstream_error"}}, 502)
+    kind = upstream.headers.get("content-type", "")
+    if not kind.startswith("text/event-stream"):  # an error (a 429, a 502): passed on
+        body = await upstream.aread()
+        await http.aclose()
+        return Response(body, upstream.status_code, media_type=kind or None)
+    chunks = counted(upstream.aiter_raw(), stats)
+    relay = Relay(chunks, dialect=UPSTREAM_DIALECT, watchdog=watchdog)
+    guard = Guard(relay, stats)
+    response = EventStreamResponse(
+        guard.stream(), keepalive=KEEPALIVE_S, headers=guard.translator.headers
+    )
+    response.background = BackgroundTask(guard.finish, http)
+    return response
