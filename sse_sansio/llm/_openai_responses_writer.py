@@ -59,7 +59,8 @@ class OpenAIResponsesWriter(Writer):
         self.sequence = 0
         self.started = False
         self.items = 0  # output items begun
-        self.open: list[Any] = []  # the open text or reasoning item: [kind, index, text]
+        # The open text or reasoning item: [kind, index, item id, its text's fragments].
+        self.open: list[Any] = []
         self.calls: dict[int, list[Any]] = {}  # call n -> [output index, item]
 
     def _event(self, type: str, **fields: Any) -> Event:
@@ -86,9 +87,9 @@ class OpenAIResponsesWriter(Writer):
         """Close the open text or reasoning item."""
         if not self.open:
             return []
-        kind, index, text = self.open
+        kind, index, item_id, fragments = self.open
+        text = "".join(fragments)
         self.open = []
-        item_id = f"{kind[:3]}_{index}"
         where = {"item_id": item_id, "output_index": index}
         if kind == "message":
             part = {"type": "output_text", "text": text, "annotations": []}
@@ -115,68 +116,53 @@ class OpenAIResponsesWriter(Writer):
         ]
 
     def _delta(self, kind: str, fragment: str) -> list[Event]:
-        out = self._begin()
-        if self.open and self.open[0] != kind:
-            out += self._close()
-        if not self.open:
-            index = self.items
-            item_id = f"{kind[:3]}_{index}"
-            if kind == "message":
-                item = {
-                    "id": item_id,
-                    "type": "message",
-                    "status": "in_progress",
-                    "role": "assistant",
-                    "content": [],
-                }
-                _, added = self._item(item)
-                part = {"type": "output_text", "text": "", "annotations": []}
-                added.append(
-                    self._event(
-                        "response.content_part.added",
-                        item_id=item_id,
-                        output_index=index,
-                        content_index=0,
-                        part=part,
-                    )
-                )
-            else:
-                _, added = self._item({"id": item_id, "type": "reasoning", "summary": []})
-                part = {"type": "summary_text", "text": ""}
-                added.append(
-                    self._event(
-                        "response.reasoning_summary_part.added",
-                        item_id=item_id,
-                        output_index=index,
-                        summary_index=0,
-                        part=part,
-                    )
-                )
-            out += added
-            self.open = [kind, index, ""]
-        index = self.open[1]
-        self.open[2] += fragment
-        where = {"item_id": f"{kind[:3]}_{index}", "output_index": index}
+        open = self.open
+        if open and open[0] == kind:  # the common case: one more delta of the open item
+            out = []
+        else:
+            out = [*self._begin(), *self._close(), *self._added(kind)]
+            open = self.open
+        open[3].append(fragment)
+        _, index, item_id, _ = open
         if kind == "message":
-            out.append(
-                self._event(
-                    "response.output_text.delta",
-                    **where,
-                    content_index=0,
-                    delta=fragment,
-                    logprobs=[],
-                )
+            delta = self._event(
+                "response.output_text.delta",
+                item_id=item_id,
+                output_index=index,
+                content_index=0,
+                delta=fragment,
+                logprobs=[],
             )
         else:
-            out.append(
-                self._event(
-                    "response.reasoning_summary_text.delta",
-                    **where,
-                    summary_index=0,
-                    delta=fragment,
-                )
+            delta = self._event(
+                "response.reasoning_summary_text.delta",
+                item_id=item_id,
+                output_index=index,
+                summary_index=0,
+                delta=fragment,
             )
+        out.append(delta)
         return out
+
+    def _added(self, kind: str) -> list[Event]:
+        """Open a message (text) or reasoning item: its item and its first part."""
+        index = self.items
+        item_id = f"{kind[:3]}_{index}"
+        self.open = [kind, index, item_id, []]
+        where = {"item_id": item_id, "output_index": index}
+        if kind == "message":
+            item = {"id": item_id, "type": "message", "status": "in_progress"}
+            _, added = self._item({**item, "role": "assistant", "content": []})
+            part = {"type": "output_text", "text": "", "annotations": []}
+            added.append(
+                self._event("response.content_part.added", **where, content_index=0, part=part)
+            )
+            return added
+        _, added = self._item({"id": item_id, "type": "reasoning", "summary": []})
+        part = {"type": "summary_text", "text": ""}
+        event = "response.reasoning_summary_part.added"
+        added.append(self._event(event, **where, summary_index=0, part=part))
+        return added
 
     def text(self, fragment: str) -> list[Event]:
         return self._delta("message", fragment)

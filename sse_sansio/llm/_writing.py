@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Final
 
-from sse_sansio._events import Event
+from sse_sansio._events import Event, new_event
 
 from ._dialect import Dialect
 from ._usage import Usage
@@ -54,9 +54,18 @@ EVENT_STREAM_HEADERS: Final[dict[str, str]] = {
 }
 
 
+_ENCODE: Final = json.JSONEncoder(ensure_ascii=False).encode  # made once: dumps() makes
+# a new encoder on every call that passes an option.
+
+
 def frame(payload: Any, type: str = "message") -> Event:
-    """One event whose data is ``payload`` in JSON (characters beyond ASCII kept)."""
-    return Event(type=type, data=json.dumps(payload, ensure_ascii=False))
+    """One event whose data is ``payload`` in JSON (characters beyond ASCII kept).
+
+    Made past the Event constructor's checks, which hold already: ``type`` is one of
+    the writers' constants, and JSON text has no line break (json escapes every
+    control character inside a string).
+    """
+    return new_event(Event, (type, _ENCODE(payload), "", None, -1, -1, None))
 
 
 def figures(usage: Usage, names: tuple[str | None, str | None, str | None, str | None]) -> Any:

@@ -322,3 +322,19 @@ def test_a_to_b_to_a_keeps_outcome_answer_and_usage(
     assert calls(after) == [(c.name, c.arguments_json) for c in expected]
     if was.outcome in ("completed", "stopped") and was.usage.provenance == "reported":
         assert now.usage == carried(middle, was.usage)
+
+
+def test_the_benchmark_translates_one_answer_into_every_dialect() -> None:
+    # benchmarks/llm_translator.py times these streams: each must be a whole answer.
+    from benchmarks import llm_translator
+
+    answers = llm_translator.streams(20)
+    assert tuple(answers) == ("openai-chat", *(n for n in NAMES if n != "openai-chat"))
+    texts = set()
+    for dialect, events in answers.items():
+        tracker = tracked(dialect, events)
+        assert tracker.outcome.outcome == "completed"
+        texts.add(tracker.answer.text)
+    assert len(texts) == 1
+    assert texts != {""}
+    assert llm_translator.main(["--events", "20", "--rounds", "1"]) == 0
