@@ -112,6 +112,7 @@ RUN_ONCE: dict[str, str] = {
     "test_docs": "the documentation pages",
     "test_docs_pointers": "the documentation's pointers",
     "test_import_cost": "what import sse_sansio loads, in fresh interpreters",
+    "test_editable_install": "type checkers over an editable install",
     "test_example_proxy": "an example run as a program",
     "test_examples": "the examples, run in subprocesses",
     "test_huge_input_examples": "two examples, run as programs",
