@@ -130,13 +130,20 @@ def window_token(last_event_id: str) -> str | None:
     return None if parsed is None else parsed[0]
 
 
-def _verdict(asked: tuple[str, int] | None, snapshot: StoreSnapshot) -> Verdict:
-    """The verdict on ``asked`` (a parsed ID) given the store's token and numbers."""
-    if asked is None or asked[0] != snapshot.token or asked[1] > snapshot.last:
-        return "unknown"
+def _verdict_on(number: int, first: int, last: int) -> Verdict:
+    """The verdict on event ``number`` of a stream that keeps ``first`` ... ``last``."""
+    if number > last:
+        return "unknown"  # never issued
     # The events numbered number+1 ... first-1 were dropped (there are none to drop when
     # first == number + 1, or when nothing after number was ever issued).
-    return "gap" if snapshot.first > asked[1] + 1 else "continue"
+    return "gap" if first > number + 1 else "continue"
+
+
+def _verdict(asked: tuple[str, int] | None, snapshot: StoreSnapshot) -> Verdict:
+    """The verdict on ``asked`` (a parsed ID) given the store's token and numbers."""
+    if asked is None or asked[0] != snapshot.token:
+        return "unknown"
+    return _verdict_on(asked[1], snapshot.first, snapshot.last)
 
 
 def _judge(asked: tuple[str, int] | None, snapshot: StoreSnapshot) -> Resume:
@@ -260,10 +267,12 @@ class ReplayWindow:
             if again is not None:
                 snapshot = self._store.read(again)
             return _judge(asked, snapshot)
-        snapshot, sent = self._memory.read_sent(_after(asked, self._memory.token))
-        verdict = _verdict(asked, snapshot)
-        events = () if verdict == "unknown" else sent
-        return Resume(verdict, events, snapshot.finished, snapshot.cut)
+        memory = self._memory
+        if asked is None or asked[0] != memory.token:
+            return Resume("unknown", (), *memory.end)
+        first, last, sent = memory.read_sent(asked[1])
+        verdict = _verdict_on(asked[1], first, last)
+        return Resume(verdict, () if verdict == "unknown" else sent, *memory.end)
 
     def priming(self, retry: int | None = None, *, from_start: bool = False) -> Event:
         """The priming event: empty data, an ID to reconnect with, and ``retry`` (ms).

@@ -177,22 +177,32 @@ class MemoryStore:
         too_many = self._max_events is not None and len(self._sent) > self._max_events
         return too_many or (self._max_bytes is not None and self._bytes > self._max_bytes)
 
-    def read(self, after: int | None) -> StoreSnapshot:
-        snapshot, sent = self.read_sent(after)
-        start = snapshot.last - len(sent) + 1
-        return StoreSnapshot(
-            snapshot.token, snapshot.first, snapshot.last, tuple(enumerate(sent, start)), *self._end
-        )
+    @property
+    def end(self) -> tuple[bool, bool]:
+        """``(finished, cut)``, as :meth:`read` reports them."""
+        return self._end
 
-    def read_sent(self, after: int | None) -> tuple[StoreSnapshot, tuple[Event, ...]]:
-        """As :meth:`read`, with the events as they were sent (IDs included) beside a
-        snapshot that holds none: one slice of the deque, what a replay costs."""
+    def read(self, after: int | None) -> StoreSnapshot:
+        first, last, sent = self.read_sent(after)
+        events = tuple(enumerate(sent, last - len(sent) + 1))
+        return StoreSnapshot(self._token, first, last, events, *self._end)
+
+    def read_sent(self, after: int | None) -> tuple[int, int, tuple[Event, ...]]:
+        """``(first, last, events)`` as :meth:`read` has them, the events as they were
+        sent (IDs included): one slice of the deque, what a replay costs."""
         first = self._last - len(self._sent) + 1
         sent: tuple[Event, ...] = ()
         if after is not None and after < self._last:
             # The kept numbers run first ... last without a hole: skip to after + 1.
-            sent = tuple(islice(self._sent, max(0, after + 1 - first), None))
-        return StoreSnapshot(self._token, first, self._last, (), *self._end), sent
+            # A deque walks to an index from its nearer end: the newest few (a client
+            # that missed little, the usual case) are read from the right.
+            skip = max(0, after + 1 - first)
+            count = len(self._sent) - skip
+            if count < skip:
+                sent = tuple(islice(reversed(self._sent), count))[::-1]
+            else:
+                sent = tuple(islice(self._sent, skip, None))
+        return first, self._last, sent
 
     def finish(self, *, cut: bool = False) -> None:
         if not self._end[0]:

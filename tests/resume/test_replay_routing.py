@@ -68,16 +68,18 @@ def test_an_unknown_or_foreign_id_reads_no_event_of_the_memory_store(
     asked: list[int | None] = []
     read_sent = store.read_sent
 
-    def spy(after: int | None) -> tuple[StoreSnapshot, tuple[Event, ...]]:
+    def spy(after: int | None) -> tuple[int, int, tuple[Event, ...]]:
         asked.append(after)
         return read_sent(after)
 
-    monkeypatch.setattr(store, "read_sent", spy)
     other = ReplayWindow()
     other.append(Event(data="x"))
-    for foreign in ("nonsense", f"{other.token}-0", f"{other.token}-1", f"{window.token}-101"):
+    foreigns = ["nonsense", f"{other.token}-0", f"{other.token}-1", f"{window.token}-101"]
+    monkeypatch.setattr(store, "read_sent", spy)
+    for foreign in foreigns:
         assert window.resume(foreign) == Resume("unknown")
-    assert asked[:2] == [None, None]
+    assert asked == [101]  # only the never-issued number of its own: above the newest
+    assert store.read_sent(101) == (1, 100, ())
     assert window.resume(f"{window.token}-98").events == window.resume(f"{window.token}-98").events
     assert [e.data for e in window.resume(f"{window.token}-97").events] == ["97", "98", "99"]
 
