@@ -31,7 +31,6 @@
 from __future__ import annotations
 
 import math
-import statistics
 from typing import Any
 
 from sse_sansio._clock import Clock, duration
@@ -147,7 +146,7 @@ class StreamStats:
             "duration": self._since(self._end),
             "inter_token_gaps": {
                 "count": len(gaps),
-                "median": statistics.median(gaps) if gaps else None,
+                "median": _median(gaps),
                 "p95": gaps[math.ceil(0.95 * len(gaps)) - 1] if gaps else None,
                 "max": gaps[-1] if gaps else None,
             },
@@ -225,3 +224,15 @@ class StreamStats:
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = with_clock(state)
         restore(self, {**state, "_mark": Mark(*state["_mark"])})
+
+
+def _median(ordered: list[float]) -> float | None:
+    """The middle of sorted values, the mean of the two middle ones for an even count
+    (statistics.median's rule, without importing statistics: it loads random and
+    decimal)."""
+    if not ordered:
+        return None
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
