@@ -153,3 +153,73 @@ def test_the_command_lines_options_are_in_the_readme() -> None:
     assert "sse_sansio.llm" in README
     assert "--on-oversize skip" in usage
     assert "--diagnostics" in usage
+
+
+# Issue 36, item 5: the names a new user looks for, by job; the README and the docs'
+# front page once named none of the first eight.
+JOB_NAMES = (
+    "Watchdog",
+    "KeepalivePlanner",
+    "Coalescer",
+    "ReplayWindow",
+    "RedisStreamStore",
+    "sse_cassette",
+    "--sse-record",
+    "Reframer",
+    "Connection",
+    "ReconnectPlanner",
+    "ServerStream",
+    "Relay",
+    "Tracker",
+    "Hub",
+    "Update",
+    "Translator",
+    "HoldBack",
+    "StreamStats",
+    "append_many",
+)
+JOBS = "Jobs, and the names that do them"
+
+
+def _front_page_jobs() -> str:
+    index = (ROOT / "docs" / "index.rst").read_text(encoding="utf-8")
+    return index.split(f"\n{JOBS}\n", 1)[1].split("\n-----", 1)[0]
+
+
+def test_the_readme_and_the_front_page_name_every_job() -> None:
+    readme, front = _section(JOBS), _front_page_jobs()
+    for name in JOB_NAMES:
+        assert re.search(rf"`(\w+\.)?{re.escape(name)}`", readme), name
+        assert name in front, name
+
+
+def _named(token: str) -> object:
+    """The object a backticked name of the README's jobs table stands for."""
+    import importlib
+
+    import sse_sansio
+
+    special = {  # names of a method, a fixture and a property: where they live
+        "append_many": lambda: sse_sansio.stores.RedisStreamStore.append_many,
+        "sse_cassette": lambda: importlib.import_module("sse_sansio.pytest_plugin").sse_cassette,
+        "retry": lambda: sse_sansio.Connection.retry,
+    }
+    if token in special:
+        return special[token]()
+    head, _, name = token.rpartition(".")
+    if head.startswith("sse_sansio."):
+        return getattr(importlib.import_module(head), name)
+    return getattr(getattr(sse_sansio, head) if head else sse_sansio, name)
+
+
+def test_every_name_in_the_jobs_table_exists() -> None:
+    rows = [line for line in _section(JOBS).splitlines() if line.startswith("| ")][1:]
+    assert len(rows) == 7  # read, serve, gateway, resume, fan out, cassettes, LLM outcomes
+    for row in rows:
+        _, names, guides = row.strip("| ").split(" | ")
+        tokens = re.findall(r"`([^`]+)`", names)
+        for token in tokens:
+            if re.fullmatch(r"[A-Za-z_][\w.]*", token):
+                assert _named(token) is not None, token
+        for guide in re.findall(r"`([^`]+)`", guides):
+            assert (ROOT / "docs" / guide).exists(), guide

@@ -30,8 +30,13 @@ def _snippet() -> str:
 
 
 def test_the_section_comes_right_after_the_quick_start() -> None:
+    # Between them only the map of jobs (issue 36, item 5): a table, no code.
     headings = re.findall(r"^## (.+)$", README, flags=re.M)
-    assert headings[:2] == ["Quick start", "Reading a stream over HTTP (httpx)"]
+    assert headings[:3] == [
+        "Quick start",
+        "Jobs, and the names that do them",
+        "Reading a stream over HTTP (httpx)",
+    ]
 
 
 def test_the_snippet_is_no_longer_than_httpx_sse_reconnection_recipe() -> None:
