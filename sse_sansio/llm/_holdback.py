@@ -31,6 +31,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, NamedTuple
 
 from sse_sansio._clock import Clock
@@ -123,7 +124,7 @@ class HoldBack:
         self._clock = Clock("HoldBack", now)
         self._dialect = make_dialect(dialect)
         self._mark = Mark()
-        self._held: list[_Held] = []
+        self._held: deque[_Held] = deque()
         self._pushed = 0  # characters of text pushed so far
         self.vetoed = False
         self.last_text = ""
@@ -189,7 +190,7 @@ class HoldBack:
         out: list[Sent] = []
         held = self._held
         while held and (not held[0].text or self._due(held[0], now)):
-            out.append(held.pop(0).item)
+            out.append(held.popleft().item)
         return out
 
     def _due(self, held: _Held, now: float) -> bool:
@@ -212,7 +213,7 @@ class HoldBack:
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = with_clock(state)
         state["_mark"] = Mark(*state["_mark"])
-        state["_held"] = [_Held(*held) for held in state["_held"]]
+        state["_held"] = deque(_Held(*held) for held in state["_held"])
         restore(self, state)
 
 

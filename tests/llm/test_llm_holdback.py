@@ -21,9 +21,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sse_sansio import Comment, Event, LocalProtocolError, serialize
+from sse_sansio import Comment, Connection, Event, LocalProtocolError, serialize
 from sse_sansio.llm import HoldBack, Tracker
-from sse_sansio.testing import parse
+from sse_sansio.testing import chunkings, parse
 from tests.helpers.llm_streams import data, named
 
 # -- one stream per dialect, its text split into the deltas given --------------------
@@ -191,6 +191,34 @@ def test_approve_releases_all_and_the_dialect_reads_the_same_answer(
     assert released == stream
     assert all(a is b for a, b in zip(released, stream, strict=True))
     assert judged(dialect, released) == ("completed", "".join(pieces))
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_checked_word_never_reaches_the_client_at_any_chunking(dialect: str) -> None:
+    # A guard as docs/llm-gateway.rst describes it: after each push it checks the tail
+    # of the text (its own copy, from last_text) and vetoes before sending what that
+    # push returned.  With chars >= the word's length, no character of the word goes
+    # out, however the upstream's bytes were cut and the deltas split the word.
+    pieces = ["The intro is fine. ", "Now the forb", "id", "den word", " and more."]
+    whole = b"".join(STREAMS[dialect](pieces))
+    start = "".join(pieces).index("forbidden")
+    for label, chunks in chunkings(whole, seeds=3):
+        connection = Connection()
+        hold = HoldBack(dialect, chars=len("forbidden"), now=0.0)
+        sent: list[Any] = []
+        seen = ""
+        for at, data in enumerate([*chunks, b""]):
+            connection.receive_data(data)
+            while isinstance(item := connection.next_event(), Event) and not hold.vetoed:
+                out = hold.push(item, float(at))
+                seen = (seen + hold.last_text)[-20:]
+                sent += hold.veto("blocked") if "forbidden" in seen else out
+        tracker = Tracker(dialect)
+        for item in sent:
+            tracker.feed(item)
+        assert tracker.end().outcome == "failed", label
+        assert len(tracker.answer.text) <= start, label
+        assert "".join(pieces).startswith(tracker.answer.text), label
 
 
 # -- the window, by hand --------------------------------------------------------------
