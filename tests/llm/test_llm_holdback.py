@@ -207,8 +207,8 @@ def test_a_checked_word_never_reaches_the_client_at_any_chunking(dialect: str) -
         hold = HoldBack(dialect, chars=len("forbidden"), now=0.0)
         sent: list[Any] = []
         seen = ""
-        for at, data in enumerate([*chunks, b""]):
-            connection.receive_data(data)
+        for at, chunk in enumerate([*chunks, b""]):
+            connection.receive_data(chunk)
             while isinstance(item := connection.next_event(), Event) and not hold.vetoed:
                 out = hold.push(item, float(at))
                 seen = (seen + hold.last_text)[-20:]
