@@ -42,7 +42,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -56,17 +55,12 @@ from ._replay_store import (
     MemoryStore,
     ReplayStore,
     StoreSnapshot,
+    parse_id,
 )
 
 __all__ = ["AsyncReplayWindow", "ReplayWindow", "Resume", "window_token"]
 
 Verdict = Literal["continue", "gap", "unknown"]
-
-# A token is 1 to 64 characters of [A-Za-z0-9_]; a number at most 19 digits, below
-# 2**63 (what a Redis stream's sequence part holds with room to spare).
-_MAX_ID = 64 + 1 + 19
-_MAX_NUMBER = 2**63 - 1
-_ID = re.compile(r"([A-Za-z0-9_]{1,64})-(0|[1-9][0-9]{0,18})")
 
 
 @dataclass(frozen=True)
@@ -100,21 +94,11 @@ def _with_id(event: Event, token: str, number: int) -> Event:
 
 def _appended(event: Event, appended: tuple[str, int]) -> Event:
     """The event with the ID of what a store's append() returned, once checked: an
-    ID that _parse() could not read back would make every resume "unknown"."""
+    ID that parse_id() could not read back would make every resume "unknown"."""
     token, number = appended
-    if _parse(event_id(token, number)) != (token, number) or number < 1:
+    if parse_id(event_id(token, number)) != (token, number) or number < 1:
         raise LocalProtocolError(f"the store returned a bad token or number: {appended!r}")
     return _with_id(event, token, number)
-
-
-def _parse(last_event_id: str) -> tuple[str, int] | None:
-    """The token and number of an ID this module wrote, or None."""
-    if not isinstance(last_event_id, str) or len(last_event_id) > _MAX_ID:
-        return None
-    match = _ID.fullmatch(last_event_id)
-    if match is None or int(match[2]) > _MAX_NUMBER:
-        return None
-    return match[1], int(match[2])
 
 
 def window_token(last_event_id: str) -> str | None:
@@ -126,7 +110,7 @@ def window_token(last_event_id: str) -> str | None:
     stream's window.  The token says which window wrote the ID's form, not that the ID
     was issued: the window's :meth:`~ReplayWindow.resume` still judges that.
     """
-    parsed = _parse(last_event_id)
+    parsed = parse_id(last_event_id)
     return None if parsed is None else parsed[0]
 
 
@@ -258,7 +242,7 @@ class ReplayWindow:
 
     def resume(self, last_event_id: str) -> Resume:
         """What to send a client that reconnected with this ``Last-Event-ID``."""
-        asked = _parse(last_event_id)
+        asked = parse_id(last_event_id)
         if self._memory is None:
             after = _after(asked, self._token)
             snapshot = self._store.read(after)
@@ -326,7 +310,7 @@ class AsyncReplayWindow:
             ValueError: ``wait`` is negative, NaN or infinite (checked before any read).
         """
         wait = seconds("wait", wait)
-        asked = _parse(last_event_id)
+        asked = parse_id(last_event_id)
         after = _after(asked, self._token)
         snapshot = await self._store.read(after)
         self._token = snapshot.token

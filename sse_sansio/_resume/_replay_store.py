@@ -34,19 +34,29 @@
 from __future__ import annotations
 
 import os
+import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Protocol
 
+from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Event, new_event
 from sse_sansio._serializer import serialize
 
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["AsyncMemoryStore", "AsyncReplayStore", "MemoryStore", "ReplayStore", "StoreSnapshot"]
+__all__ = [
+    "AsyncMemoryStore",
+    "AsyncReplayStore",
+    "MemoryStore",
+    "MirrorStore",
+    "ReplayStore",
+    "StoreSnapshot",
+    "parse_id",
+]
 
 # 96 random bits: an ID cannot be guessed into another stream, and stays short.
 TOKEN_BYTES = 12
@@ -57,6 +67,24 @@ def new_token() -> str:
     # What secrets.token_hex() returns, from the same source (the OS's CSPRNG), without
     # the import of secrets (hashlib, hmac, random) that ``import sse_sansio`` would pay.
     return os.urandom(TOKEN_BYTES).hex()
+
+
+# An event ID is ``<token>-<number>``: a token is 1 to 64 characters of [A-Za-z0-9_]; a
+# number at most 19 digits, below 2**63 (what a Redis stream's sequence part holds with
+# room to spare).
+_MAX_ID = 64 + 1 + 19
+_MAX_NUMBER = 2**63 - 1
+_ID = re.compile(r"([A-Za-z0-9_]{1,64})-(0|[1-9][0-9]{0,18})")
+
+
+def parse_id(last_event_id: str) -> tuple[str, int] | None:
+    """The token and number of an ID a replay window writes, or None."""
+    if not isinstance(last_event_id, str) or len(last_event_id) > _MAX_ID:
+        return None
+    match = _ID.fullmatch(last_event_id)
+    if match is None or int(match[2]) > _MAX_NUMBER:
+        return None
+    return match[1], int(match[2])
 
 
 @dataclass(frozen=True)
@@ -266,3 +294,70 @@ class AsyncMemoryStore:
     def __getstate__(self) -> dict[str, Any]:
         # A waiter belongs to a running loop and a read in progress: not kept.
         return {"_store": self._store, "_waiters": []}
+
+
+class MirrorStore(MemoryStore):
+    """The newest events of a store shared by processes, copied into this one as a
+    follower reads them (:meth:`~sse_sansio.stores.AsyncRedisStreamStore.follow`):
+    the :class:`ReplayStore` of a process's ``Hub(window=ReplayWindow(store=mirror))``.
+
+    :meth:`append` takes an event that carries the ID the shared store issued
+    (``<token>-<number>``) and keeps that number, instead of numbering it: the hub's
+    window then sends it with the same ID in every process, and a client resumes on any
+    of them.  Give it the shared store's ``max_events``: an ID that fell out of the
+    shared store falls out of the mirror too, and gets the verdict "gap".
+
+    A number past the next one (the follower missed events: it fell behind the shared
+    store's trimming) or a new token (the shared stream was made again) empties the
+    mirror and counts one in :attr:`resets`: what it kept can no longer be continued
+    without a hole, so IDs before it get "gap" (or "unknown" for the old token); the
+    subscribers who were receiving live were cut by the hole too, and should be made
+    to resume.
+    """
+
+    def __init__(
+        self, token: str, *, max_events: int | None = None, max_bytes: int | None = None
+    ) -> None:
+        super().__init__(max_events=max_events, max_bytes=max_bytes)
+        self._restart(token)
+        self._resets = 0
+
+    @property
+    def resets(self) -> int:
+        """How many times a hole or a new token emptied the mirror (a first event
+        numbered past 1, before any other, is no hole: nothing was kept yet)."""
+        return self._resets
+
+    def _restart(self, token: str) -> None:
+        if parse_id(f"{token}-0") is None:
+            raise ValueError(f"not a stream token: {token!r}")
+        self._token, self._prefix = token, token + "-"
+        self._last = 0
+        self._forget()
+
+    def _forget(self) -> None:
+        self._sent.clear()
+        self._sizes.clear()
+        self._bytes = 0
+
+    def append_sent(self, event: Event) -> Event:
+        """Keep ``event`` under the number of its own ID; return it as kept.
+
+        Raises:
+            LocalProtocolError: its ID is not ``<token>-<number>`` with a number above
+                0, or its number is not above the newest one of the same token.
+        """
+        issued = parse_id(event.id)
+        if issued is None or issued[1] < 1:
+            raise LocalProtocolError(f"a mirror keeps events with a store's ID, not {event.id!r}")
+        token, number = issued
+        if token != self._token:
+            self._restart(token)
+            self._resets += 1
+        if number <= self._last:
+            raise LocalProtocolError(f"{event.id!r} is not after {self._prefix}{self._last}")
+        if number != self._last + 1:
+            self._forget()
+            self._resets += self._last > 0
+        self._last = number - 1
+        return super().append_sent(event)

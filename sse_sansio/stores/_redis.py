@@ -43,7 +43,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from sse_sansio._events import Event
@@ -70,10 +70,10 @@ def _number(entry_id: Text) -> int:
     return int(_text(entry_id).partition("-")[2])
 
 
-def _event(fields: Mapping[Text, Text]) -> Event:
+def _event(fields: Mapping[Text, Text], ident: str = "") -> Event:
     values = {_text(name): _text(value) for name, value in fields.items()}
     retry = int(values["retry"]) if values["retry"] else None
-    return Event(type=values["type"], data=values["data"], retry=retry)
+    return Event(type=values["type"], data=values["data"], id=ident, retry=retry)
 
 
 def _token_and_end(value: Text) -> tuple[str, bool, bool]:
@@ -288,6 +288,30 @@ class AsyncRedisStreamStore:
         pipe = self._client.pipeline(transaction=True)
         self._layout.queue_read(pipe, after, token)
         return self._layout.snapshot(await pipe.execute(), token)
+
+    async def follow(
+        self, after: int = 0, *, count: int = 100, block: float = 5.0
+    ) -> AsyncIterator[Event]:
+        """Every event kept after number ``after`` (0: from the oldest kept), then
+        each one appended from now on, as it comes, with the ID the store gave it:
+        the live tail that feeds a process's :class:`~sse_sansio.Hub` through a
+        :class:`~sse_sansio.stores.MirrorStore` (docs/fanout.rst, across processes).
+
+        Reads with ``XREAD COUNT count BLOCK block`` in a loop that never ends by
+        itself: cancel the task, or stop iterating, to stop.  The token is read once,
+        first: a stream deleted and made again while followed goes unseen (its
+        numbers start again below the cursor); follow it anew.
+        """
+        token = (await self.read(None)).token
+        cursor = f"0-{after}"
+        block_ms = max(1, round(block * 1000))
+        while True:
+            asked = {self._layout.key: cursor}
+            reply = await self._client.xread(asked, count=count, block=block_ms)
+            for _key, entries in reply or ():
+                for entry_id, fields in entries:
+                    cursor = _text(entry_id)
+                    yield _event(fields, f"{token}-{_number(entry_id)}")
 
     async def finish(self, *, cut: bool = False) -> None:
         """As :meth:`RedisStreamStore.finish`."""

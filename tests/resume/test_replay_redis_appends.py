@@ -190,3 +190,33 @@ def test_a_pause_during_an_append_stores_each_event_once(
     assert asyncio.run(async_reader()) == Resume("continue", tuple(sent))
     assert datas(readers[0].resume(sent[4].id)) == ["5", "6", "7", "8", "9"]
     producer.close()
+
+
+def test_follow_yields_what_is_kept_then_each_new_event_with_its_id(
+    redis_server: RedisServer,
+) -> None:
+    async def main() -> None:
+        async with redis.asyncio.Redis(host="127.0.0.1", port=redis_server.port) as aclient:
+            store = AsyncRedisStreamStore(aclient, new_key(), max_events=3)
+            window = AsyncReplayWindow(store)
+            early = [await window.append(Event(data=str(n))) for n in range(5)]
+            got: list[Event] = []
+            follower = store.follow(count=2, block=0.05)
+            async for event in follower:
+                got.append(event)
+                if len(got) == 3:  # what MAXLEN kept: 3, 4 and 5
+                    late = await window.append(Event(data="late", retry=7))
+                if len(got) == 4:
+                    break
+            await follower.aclose()
+            assert got == [*early[2:], late]
+            # From a number on, and across empty blocks (nothing new for a while).
+            tail = store.follow(after=6, block=0.01)
+            waiting = asyncio.ensure_future(anext(tail))
+            await asyncio.sleep(0.05)
+            assert not waiting.done()
+            assert await window.append(Event(data="later")) == await waiting
+            await tail.aclose()
+            await store.delete()
+
+    asyncio.run(main())
