@@ -111,11 +111,11 @@ def layers_path(events: list[Event]) -> Case:
     return run
 
 
-def parse(chunks: list[bytes]) -> Case:
+def parse(chunks: list[bytes], *, keep_raw: bool = False) -> Case:
     """The parse of the same events: receive_data per chunk, then the drain loop."""
 
     def run() -> bytes:
-        connection = Connection()
+        connection = Connection(keep_raw=keep_raw)
         count = 0
         for chunk in chunks:
             connection.receive_data(chunk)
@@ -177,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     built = [Event(data=data) for _, _, data in llm.events]
     chunks = wl.chunked(llm.stream, 16384)
     parsed = [e for e in _items(chunks) if isinstance(e, Event)]
+    kept = [e for e in _items(chunks, keep_raw=True) if isinstance(e, Event)]
     typed = [
         Event(type="response.output_text.delta", data=data, id=str(i))
         for i, (_, _, data) in enumerate(llm.events)
@@ -189,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         "send floor": send_floor(built),
         "layers": layers_path(parsed),
         "parse": parse(chunks),
+        "layers keep_raw": layers_path(kept),
+        "parse keep_raw": parse(chunks, keep_raw=True),
         "serialize": serialize_path(built),
         "f-string": message_floor(built),
         "serialize token": serialize_path(tokens),
@@ -199,13 +202,16 @@ def main(argv: list[str] | None = None) -> int:
     pairs = [
         ("send", "send floor", 2.0),
         ("layers", "parse", 3.0),
+        ("layers keep_raw", "parse keep_raw", 3.0),
         ("serialize", "f-string", 3.0),
         ("serialize token", "f-string token", 3.0),
         ("serialize typed", "f-string typed", 3.0),
     ]
     for path, floor, _ in pairs:
-        if floor != "parse" and cases[path]() != cases[floor]():
+        if not floor.startswith("parse") and cases[path]() != cases[floor]():
             raise SystemExit(f"{path} and {floor} write different bytes")
+    if cases["layers keep_raw"]() != cases["layers"]():
+        raise SystemExit("the layers write other bytes for events parsed with keep_raw")
     medians = timed(cases, rounds)
     version = ".".join(map(str, sys.version_info[:3]))
     print(f"Python {version}, {IMPLEMENTATION} core, {n_events} events, {rounds} rounds")
@@ -217,8 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _items(chunks: list[bytes]) -> list[object]:
-    connection = Connection()
+def _items(chunks: list[bytes], *, keep_raw: bool = False) -> list[object]:
+    connection = Connection(keep_raw=keep_raw)
     items: list[object] = []
     for chunk in chunks:
         connection.receive_data(chunk)

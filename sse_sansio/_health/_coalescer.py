@@ -32,10 +32,25 @@
 #
 # The hot path (issue 33: the health layers within 3x of the parse, per event): an item
 # is serialized once, when pushed (serialize() checks it; nothing re-checks or
-# re-serializes it later), and a push or a pop of one frame is a few attribute updates.
+# re-serializes it later), and a push or a pop of one frame is a few attribute updates;
+# a float time is settled by Clock.read's own first comparison chain, inline
+# (``latest <= now < inf``: finite and not backwards; anything else goes to Clock.read).
+# Two ways skip the UTF-8 encoding, which costs by itself more than the compiled parse
+# of the same event:
+# - An event parsed with ``keep_raw=True`` carries the bytes it was read from.  When
+#   those bytes are one ``data:`` line and the blank line (nothing else: no CR, no other
+#   LF, no BOM, no other field), the event is a plain message without an ID or a retry,
+#   and its data holds no U+FFFD (so the parser replaced no invalid UTF-8), they are
+#   byte for byte what serialize() writes for it: they are held as they are.  Whatever
+#   an item claims, bytes of that shape are one whole frame with one data line: they
+#   cannot inject a line or join the next frame.
+# - Bytes pushed by a caller that serialized once are checked whole with one endswith()
+#   when they end with a blank line (then nothing follows the last one); only other
+#   endings are read line by line.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Protocol
 
@@ -49,6 +64,7 @@ __all__ = ["Coalescer", "Merge"]
 
 # The default max_buffer: the library's default largest event (max_event_size).
 DEFAULT_MAX_BUFFER = 16 * 1024 * 1024
+_INFINITY = math.inf
 
 
 class Merge(Protocol):
@@ -145,8 +161,21 @@ class Coalescer:
                 push that would hold more than ``max_buffer`` bytes (pop when
                 :attr:`deadline` comes).  Nothing changes.
         """
-        now = self._clock.read(now, "push")
-        if isinstance(frame, Event):
+        clock = self._clock
+        if type(now) is float and clock.latest <= now < _INFINITY:
+            clock.latest = now
+        else:
+            now = clock.read(now, "push")
+        if type(frame) is Event and frame[3] is None and self._merge is None:
+            # The common push: an exact Event, nothing to merge (so no pending event),
+            # not urgent; _add() inline but for the refusal past max_buffer.
+            data = _event_frame(frame)
+            size = self._size
+            if size and size + len(data) > self._max_buffer:
+                self._check_room(len(data))  # raises, with the numbers
+            self._frames.append(data)
+            self._size = size + len(data)
+        elif isinstance(frame, Event):
             # A retry field tells the client how long to wait: it must not wait here.
             urgent = urgent or frame.retry is not None
             self._add_item(frame, urgent)
@@ -163,7 +192,11 @@ class Coalescer:
 
     def pop(self, now: float) -> bytes | None:
         """The bytes to write now (whole frames, in order), or None if none are due."""
-        now = self._clock.read(now, "pop")
+        clock = self._clock
+        if type(now) is float and clock.latest <= now < _INFINITY:
+            clock.latest = now
+        else:
+            now = clock.read(now, "pop")
         since = self._since
         if since is None:
             return None
@@ -251,10 +284,38 @@ def _count(name: str, value: int, least: int) -> int:
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)")
 
 
+# The endings of bytes whose last line is blank: a line end (LF, CRLF or CR) right
+# after another.
+_BLANK_LAST = (b"\n\n", b"\r\r", b"\n\r", b"\n\r\n", b"\r\r\n")
+
+
+def _event_frame(event: Event) -> bytes:
+    """The bytes of an exact Event without retry: its ``raw`` when those are the one
+    ``data:`` line and blank line serialize() would write (see the top), else
+    serialize()'s."""
+    raw = event[6]
+    # Slices and ``int in bytes`` (a memchr): bytes' methods (find, startswith) parse a
+    # tuple of arguments, which costs more here than the search.
+    if (
+        type(raw) is bytes
+        and raw[:6] == b"data: "
+        and raw[-2:] == b"\n\n"  # the data line's LF, then the blank line's
+        and 10 not in raw[6:-2]  # no other LF
+        and 13 not in raw  # nor any CR
+        and event[0] == "message"
+        and not event[2]
+        and "\ufffd" not in event[1]
+    ):
+        return raw
+    return serialize(event)
+
+
 def _whole(frame: bytes) -> bytes:
     """``frame`` if it is whole frames: every line ended, and after the last blank line
     ("If the line is empty (a blank line) -> Dispatch the event") only comments (lines
     starting with a colon), which belong to no event."""
+    if frame.endswith(_BLANK_LAST):
+        return frame  # its last line is blank: nothing follows it
     if not frame.endswith((b"\n", b"\r")):
         what = "an empty frame" if not frame else f"a frame that ends with {frame[-20:]!r}"
     elif _open_event(frame):

@@ -15,8 +15,14 @@
 # first-byte phase: only a real write does.  Invariant: deadline only moves forward as
 # long as ``now`` does, but for the first real write, which may switch to the other
 # interval.
+#
+# The hot path (issue 33): sent() is called per write, so it settles a float time in
+# Clock.read's own first comparison chain, inline (``latest <= now < inf``: finite and
+# not backwards); anything else goes to Clock.read, which accepts or refuses it as ever.
 
 from __future__ import annotations
+
+import math
 
 from sse_sansio._clock import Clock, duration, seconds
 from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
@@ -27,6 +33,7 @@ __all__ = ["KeepalivePlanner"]
 # a mistake (a padding in bits, say) without getting in anyone's way.
 MAX_PADDING = 65536
 _COMMENT = b":\n"  # the shortest comment line: an empty comment
+_INFINITY = math.inf
 
 
 class KeepalivePlanner:
@@ -78,7 +85,12 @@ class KeepalivePlanner:
 
     def sent(self, now: float) -> None:
         """You wrote something (an event, a comment of yours) to the client at ``now``."""
-        self._written = self._clock.read(now, "sent")
+        clock = self._clock
+        if type(now) is float and clock.latest <= now < _INFINITY:  # Clock.read's first test
+            clock.latest = now
+        else:
+            now = clock.read(now, "sent")
+        self._written = now
         self._real = True
 
     def due(self, now: float) -> bytes | None:

@@ -21,9 +21,16 @@
 # no input moves the deadline of an "ok" earlier either (only the first byte may: the
 # idle and progress clocks then take over from first_byte).  The end of the stream
 # (EndOfStream) stops every clock.
+#
+# The hot path (issue 33: the health layers within 3x of the parse, per event): nearly
+# every call is saw_item(an exact Event, a float time), which settles in one comparison
+# chain for the clock (Clock.read's own first test, inline: an exact float with
+# ``latest <= now < inf`` is finite and not backwards; anything else goes to Clock.read,
+# which accepts or refuses it as ever) and one type test for the item.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -47,6 +54,7 @@ State = Literal["ok", "no-first-byte", "idle", "stalled"]
 _EVENTS = (Event, PiecedEvent, DataPiece, SkippedEvent)
 # Items that are life only: a comment (keepalive), a parser's note on ignored lines.
 _LIFE = (Comment, Diagnostic)
+_INFINITY = math.inf
 
 
 @dataclass(frozen=True)
@@ -134,12 +142,20 @@ class Watchdog:
             TypeError: ``item`` is not an item of the parser (``NEED_DATA``, say), or
                 ``progress`` is not a bool or None.
         """
-        now = self._clock.read(now, "saw_item")
+        clock = self._clock
+        if type(now) is float and clock.latest <= now < _INFINITY:
+            clock.latest = now
+        else:
+            now = clock.read(now, "saw_item")
+        if type(item) is Event and progress is None:  # nearly every call: progress
+            if self._first is None:
+                self._first = now
+            self._life = self._moved = now
+            return
         if progress is not None and not isinstance(progress, bool):
             raise TypeError(
                 f"Watchdog.saw_item(): progress must be a bool or None, not {progress!r}"
             )
-        # Events first: they are nearly every call (issue 33 counts this path per event).
         if isinstance(item, _EVENTS):
             moved = True if progress is None else progress
         elif isinstance(item, _LIFE):

@@ -364,6 +364,7 @@ def test_the_layers_benchmark_runs_and_its_floors_write_what_the_paths_write(
     assert [row.split()[0] for row in rows] == [
         "send",
         "layers",
+        "layers",  # keep_raw: the events carry the bytes they were read from
         "serialize",
         "serialize",
         "serialize",
