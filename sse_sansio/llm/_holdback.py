@@ -69,18 +69,23 @@ class HoldBack:
     At the end of the upstream, call :meth:`approve` once the checker passed the
     tail (with ``chars``, the last ``chars`` characters are held until then)::
 
-        hold = llm.HoldBack(dialect, chars=200, seconds=2.0, now=loop.time())
+        hold = llm.HoldBack(dialect, chars=200, now=loop.time())
+        seen = ""
         for item in upstream_items:
             out = hold.push(item, loop.time())
-            if forbidden(hold.held_text):
-                out += hold.veto("the answer broke the content policy")
-                ...
-        out = hold.approve()
+            seen = (seen + hold.last_text)[-400:]  # the checker's own copy
+            if forbidden(seen):
+                send(hold.veto("the answer broke the content policy"))  # not out
+                break
+            send(out)
+        else:
+            send(hold.approve())  # the checker passed the tail
 
     A checker that keeps its own copy of the text adds :attr:`last_text` after each
     push; one that checks right after each push, before sending what it returned (a
     veto then drops that too), sees every piece of text of up to ``chars``
-    characters whole before any of it goes, unless ``seconds`` let it go first.
+    characters whole before any of it goes, unless ``seconds`` let it go first
+    (with ``seconds``, call :meth:`pop` at :attr:`deadline` from a timer).
 
     A text delta is held whole, never cut: each released event is the upstream's own
     object, so the released stream is valid in its API's schema.  Text means what the
