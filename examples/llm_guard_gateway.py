@@ -27,7 +27,9 @@ import json
 import os
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
+from typing import cast
 
 import httpx
 from fastapi import FastAPI, Request
@@ -84,13 +86,15 @@ class Guard:
 
     async def stream(self) -> AsyncIterator[Event | Comment]:
         """What the client gets; a cut upstream is a cut for it too."""
+        items = cast(AsyncGenerator[Event | Comment, None], aiter(self.relay))
         try:
-            async for item in self.relay:
-                self.stats.saw_item(item, time.monotonic())
-                for out in self.push(self.translator.feed(item)):
-                    yield out
-                if self.hold.vetoed:
-                    return
+            async with aclosing(items):  # a veto leaves the upstream at once
+                async for item in items:
+                    self.stats.saw_item(item, time.monotonic())
+                    for out in self.push(self.translator.feed(item)):
+                        yield out
+                    if self.hold.vetoed:
+                        return
             ending = self.push(self.translator.end())
         except StreamCut:
             self.translator.end(truncated=True)  # a cut writes nothing

@@ -158,7 +158,8 @@ def test_a_blocked_word_never_reaches_the_client(monkeypatch: pytest.MonkeyPatch
     # The intro had 18 characters after it when the second delta came: released.  The
     # second delta was held when the third completed the word: dropped with it.
     assert tracker.answer.text == INTRO
-    assert logged["guard"] == "vetoed"
+    # The gateway left the upstream at the veto: before its terminal event, a cut.
+    assert (logged["guard"], logged["outcome"]) == ("vetoed", "cut")
 
 
 def test_an_upstream_cut_is_a_cut_for_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
