@@ -11,9 +11,16 @@
 # then message_delta {"delta": {"stop_reason", "stop_sequence"}, "usage"} (cumulative
 # figures: input_tokens, output_tokens, cache_read_input_tokens) and message_stop.
 #
-# Blocks stream one after another: a change of kind, or a new tool call, closes the open
-# block.  A thinking block gets no signature_delta: the signature is the API's own
-# and cannot be made here (a client that sends thinking back needs the original).
+# Blocks stream one after another: a change of kind closes the open block, and so does
+# a tool call that begins once the open call's arguments are whole JSON (every API
+# streams calls one after another).  A call that begins before that (calls streamed
+# interleaved) waits, its fragments kept, until the open call is whole, then gets its
+# own block; at the finish every call that waited is written, but a cut or an error
+# leaves them out (a block closed early would claim arguments it never got).  Text
+# between a call's fragments closes the call's block, and its later fragments are
+# dropped (no API streams that).  A thinking block gets no signature_delta: the
+# signature is the API's own and cannot be made here (a client that sends thinking back
+# needs the original).
 # Usage: figures the source gave, in message_delta; message_start's usage is empty, as
 # no figure is known yet (a figure is never written as 0).  Stops: stop_reason is
 # end_turn, tool_use, max_tokens or refusal; a safety or content-filter stop is
@@ -28,7 +35,7 @@ from sse_sansio._events import Event
 
 from ._anthropic import Anthropic
 from ._usage import Usage
-from ._writing import Writer, figures, frame
+from ._writing import Writer, figures, frame, parsed_object
 
 __all__ = ["AnthropicWriter"]
 
@@ -54,7 +61,12 @@ class AnthropicWriter(Writer):
     def __init__(self) -> None:
         self.started = False
         self.blocks = 0  # content blocks begun
-        self.open: list[Any] = []  # the open block: [kind, index, call n or None]
+        # The open block: [kind, index, call n or None, the call's fragments or None].
+        self.open: list[Any] = []
+        # Calls that began while another call's block was open and its arguments were
+        # not yet whole JSON (parallel calls streamed interleaved): n -> [id, name,
+        # fragments, whole], written in order once the open call's block ends.
+        self.waiting: dict[int, list[Any]] = {}
 
     @staticmethod
     def _event(type: str, **fields: Any) -> Event:
@@ -87,7 +99,7 @@ class AnthropicWriter(Writer):
         out = [*self._begin(), *self._close()]
         index = self.blocks
         self.blocks += 1
-        self.open = [kind, index, call]
+        self.open = [kind, index, call, None if call is None else []]
         return [*out, self._event("content_block_start", index=index, content_block=block)]
 
     def _delta(self, kind: str, delta: dict[str, Any]) -> list[Event]:
@@ -103,20 +115,55 @@ class AnthropicWriter(Writer):
         return self._delta("thinking", {"type": "thinking_delta", "thinking": fragment})
 
     def tool_start(self, n: int, id: str, name: str) -> list[Event]:
-        block = {"type": "tool_use", "id": id, "name": name, "input": {}}
-        return self._open("tool_use", block, n)
+        # The open call's arguments not whole yet: the calls interleave, and blocks
+        # cannot, so this one waits.  Whole: the API streams calls one after another,
+        # so the open block ends here (its call may end later in the source).
+        if self.open and self.open[2] is not None and parsed_object("".join(self.open[3])) is None:
+            self.waiting[n] = [id, name, [], False]
+            return []
+        return self._open("tool_use", {"type": "tool_use", "id": id, "name": name, "input": {}}, n)
 
     def tool_delta(self, n: int, fragment: str) -> list[Event]:
+        if n in self.waiting:
+            self.waiting[n][2].append(fragment)
+            return []
         if not self.open or self.open[2] != n:
-            return []  # its block was closed by another call's: blocks do not interleave
+            return []  # text came between and closed its block: a block never reopens
+        self.open[3].append(fragment)
+        return [self._input(fragment)]
+
+    def _input(self, fragment: str) -> Event:
         delta = {"type": "input_json_delta", "partial_json": fragment}
-        return [self._event("content_block_delta", index=self.open[1], delta=delta)]
+        return self._event("content_block_delta", index=self.open[1], delta=delta)
 
     def tool_end(self, n: int, arguments: str) -> list[Event]:
-        return self._close() if self.open and self.open[2] == n else []
+        if n in self.waiting:
+            self.waiting[n][3] = True
+            return []
+        if not self.open or self.open[2] != n:
+            return []
+        return [*self._close(), *self._next()]
+
+    def _next(self) -> list[Event]:
+        """The calls that waited, in order, up to the first one not yet whole (whose
+        block stays open for its next fragments)."""
+        out: list[Event] = []
+        while self.waiting:
+            n = next(iter(self.waiting))
+            id, name, fragments, whole = self.waiting.pop(n)
+            block = {"type": "tool_use", "id": id, "name": name, "input": {}}
+            out += self._open("tool_use", block, n)
+            out += [self._input(fragment) for fragment in fragments]
+            self.open[3] = fragments
+            if not whole:
+                break
+            out += self._close()
+        return out
 
     def finish(self, kind: str, usage: Usage) -> list[Event]:
-        out = [*self._begin(), *self._close()]
+        for call in self.waiting.values():
+            call[3] = True  # the answer ended: every call that waited is written whole
+        out = [*self._begin(), *self._close(), *self._next()]
         delta = {"stop_reason": self.WORDS[kind], "stop_sequence": None}
         return [
             *out,

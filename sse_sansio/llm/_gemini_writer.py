@@ -60,8 +60,9 @@ class GeminiWriter(Writer):
     }
 
     def __init__(self) -> None:
-        # Call n -> [id, name, arguments so far], until it is whole.
-        self.pending: dict[int, list[str]] = {}
+        # Call n -> [id, name, argument fragments, the whole arguments once it is whole],
+        # in the order the calls began, until it is written.
+        self.pending: dict[int, list[Any]] = {}
 
     @staticmethod
     def _chunk(parts: list[Any], **candidate: Any) -> Event:
@@ -75,25 +76,42 @@ class GeminiWriter(Writer):
         return [self._chunk([{"text": fragment, "thought": True}])]
 
     def tool_start(self, n: int, id: str, name: str) -> list[Event]:
-        self.pending[n] = [id, name, ""]
+        self.pending[n] = [id, name, [], None]
         return []
 
     def tool_delta(self, n: int, fragment: str) -> list[Event]:
-        self.pending[n][2] += fragment  # Gemini sends a call whole: see tool_end
+        self.pending[n][2].append(fragment)  # Gemini sends a call whole: see tool_end
         return []
 
     def tool_end(self, n: int, arguments: str) -> list[Event]:
-        id, name, _ = self.pending.pop(n)
-        call = {"id": id, "name": name, "args": parsed_object(arguments) or {}}
-        return [self._chunk([{"functionCall": call}])]
+        self.pending[n][3] = arguments
+        return self._ready()
+
+    def _ready(self) -> list[Event]:
+        """The whole calls at the front, in the order they began (a call that ends
+        before an earlier one waits for it)."""
+        out: list[Event] = []
+        while self.pending:
+            n = next(iter(self.pending))
+            id, name, _, arguments = self.pending[n]
+            if arguments is None:
+                break
+            del self.pending[n]
+            call = {"id": id, "name": name, "args": parsed_object(arguments) or {}}
+            out.append(self._chunk([{"functionCall": call}]))
+        return out
 
     def _unfinished(self) -> list[Event]:
-        """The calls never said whole whose arguments are a JSON object all the same."""
-        out: list[Event] = []
-        for n, (_, _, arguments) in list(self.pending.items()):
-            if parsed_object(arguments) is not None:
-                out += self.tool_end(n, arguments)
-        return out
+        """At the finish: the calls never said whole go when their arguments are a
+        JSON object all the same, and are left out when they are not."""
+        for n, call in list(self.pending.items()):
+            if call[3] is None:
+                arguments = "".join(call[2])
+                if parsed_object(arguments) is None:
+                    del self.pending[n]
+                else:
+                    call[3] = arguments
+        return self._ready()
 
     def finish(self, kind: str, usage: Usage) -> list[Event]:
         out = self._unfinished()

@@ -17,7 +17,7 @@
 #
 # Ending: the target's finish or error frames are written by end(), when the source's
 # Outcome is known (Gemini's only end marker is the end of the stream itself).  A cut
-# writes nothing: the target's Tracker then reads a cut too.  Usage travels with the
+# writes no terminal frame: the target's Tracker then reads a cut too.  Usage travels with the
 # finish, and only when the source's figures are its final ones ("reported").
 #
 # Invariants: the target's Tracker fed the output reports the source's outcome word,
@@ -138,7 +138,7 @@ class Translator:
 
         Completed or stopped: the target's finish frames (its stop word, usage where
         the source's figures are final, its end marker); failed: its error event; cut:
-        nothing.  Calling it again returns ``[]``.
+        no terminal frame.  Calling it again returns ``[]``.
         """
         outcome = self._tracker.end(truncated=truncated)
         if self._ended:
@@ -146,9 +146,10 @@ class Translator:
         self._ended = True
         writer = self._writer
         if outcome.outcome == "failed":
-            return list(writer.fail(outcome.error_message or outcome.reason, outcome.error_type))
+            message = outcome.error_message or outcome.reason
+            return [*writer.flush(), *writer.fail(message, outcome.error_type)]
         if outcome.outcome == "cut":
-            return []
+            return list(writer.flush())
         usage = outcome.usage if outcome.usage.provenance == "reported" else UNAVAILABLE
         return list(writer.finish(self._kind(outcome), usage))
 

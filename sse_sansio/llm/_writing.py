@@ -11,8 +11,9 @@
 #   finish(kind, usage)                           the answer ended: completed or stopped,
 #                                                 with a neutral stop kind (KINDS below);
 #   fail(message, error_type)                     the API reported an error.
-# A cut gets no step at all: a source that did not end never gets the target's
-# terminal frame (nor, for Gemini, a finishReason).
+# A cut gets only flush() (content a writer held back, where one holds any back), never
+# the target's terminal frame (nor, for Gemini, a finishReason); an error gets flush()
+# before fail().
 #
 # Each writer lives in its own module beside its dialect's (_<dialect>_writer.py) and
 # names its dialect by class, never by a quoted name (tests/llm/test_llm_registry.py);
@@ -125,6 +126,11 @@ class Writer:
 
     def finish(self, kind: str, usage: Usage) -> list[Event]:  # pragma: no cover
         raise NotImplementedError
+
+    def flush(self) -> list[Event]:
+        """What the writer holds back that the answer has, before a cut or an error
+        ends the stream (content only: never a terminal frame)."""
+        return []
 
     def fail(self, message: str, error_type: str | None) -> list[Event]:
         """The API's own error event (the one its Reframer writes)."""

@@ -338,3 +338,110 @@ def test_the_benchmark_translates_one_answer_into_every_dialect() -> None:
     assert len(texts) == 1
     assert texts != {""}
     assert llm_translator.main(["--events", "20", "--rounds", "1"]) == 0
+
+
+# -- tool calls that no scenario streams: interleaved, cut half-way, text between --------
+
+
+def chat(*deltas: dict[str, Any], finish: str | None = None) -> list[Any]:
+    """An OpenAI Chat stream of these deltas for choice 0, finished as said."""
+    chunks = [
+        {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas
+    ]
+    if finish is not None:
+        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    data = b"".join(b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in chunks)
+    return parse(data + (b"data: [DONE]\n\n" if finish is not None else b""))
+
+
+def call(index: int, arguments: str, name: str | None = None) -> dict[str, Any]:
+    function: dict[str, Any] = {"arguments": arguments}
+    if name is not None:
+        function["name"] = name
+        return {"tool_calls": [{"index": index, "id": f"call_{index}", "function": function}]}
+    return {"tool_calls": [{"index": index, "function": function}]}
+
+
+INTERLEAVED = (
+    call(0, "", "get_weather"),
+    call(1, '{"tz": ', "get_time"),
+    call(0, '{"city": '),
+    call(1, '"CET"}'),
+    call(0, '"Paris"}'),
+)
+
+
+@pytest.mark.parametrize("finish", ["tool_calls", "length"])
+@pytest.mark.parametrize("target", NAMES)
+def test_parallel_calls_streamed_interleaved_stay_apart(target: str, finish: str) -> None:
+    # Anthropic's blocks do not interleave: the second call waits for the first.
+    items = chat({"role": "assistant"}, *INTERLEAVED, finish=finish)
+    assert_kept("openai-chat", target, items)
+    after = tracked(target, through("openai-chat", target, items))
+    assert calls(after) == [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]
+
+
+@pytest.mark.parametrize("target", NAMES)
+def test_a_call_cut_half_way_by_a_length_stop_is_never_sent_as_an_empty_object(
+    target: str,
+) -> None:
+    items = chat(call(0, '{"city": "Par', "get_weather"), finish="length")
+    after = tracked(target, through("openai-chat", target, items))
+    assert after.outcome.outcome == "stopped"
+    # Gemini sends calls whole: half a call is left out, not sent as get_weather({}).
+    assert calls(after) == ([] if target == "gemini" else [("get_weather", None)])
+
+
+def test_text_between_a_calls_fragments_closes_its_anthropic_block() -> None:
+    # No API streams this; Anthropic cannot reopen a block, so the rest is dropped.
+    items = chat(call(0, '{"a": ', "f"), {"content": "hm"}, call(0, "1}"), finish="tool_calls")
+    after = tracked("anthropic", through("openai-chat", "anthropic", items))
+    assert after.answer.text == "hm"
+    assert [(c.name, c.arguments) for c in after.answer.tool_calls] == [("f", '{"a": ')]
+
+
+@pytest.mark.parametrize("target", NAMES)
+def test_a_call_that_ends_while_it_waits_for_its_anthropic_block(target: str) -> None:
+    # The AI SDK keys calls by id: the second call may end before the first.
+    parts: list[dict[str, Any]] = [
+        {"type": "start"},
+        {"type": "tool-input-start", "toolCallId": "a", "toolName": "get_weather"},
+        {"type": "tool-input-delta", "toolCallId": "a", "inputTextDelta": '{"city": '},
+        {"type": "tool-input-start", "toolCallId": "b", "toolName": "get_time"},
+        {"type": "tool-input-delta", "toolCallId": "b", "inputTextDelta": '{"tz": "CET"}'},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "b",
+            "toolName": "get_time",
+            "input": {"tz": "CET"},
+        },
+        {"type": "tool-input-delta", "toolCallId": "a", "inputTextDelta": '"Paris"}'},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "a",
+            "toolName": "get_weather",
+            "input": {"city": "Paris"},
+        },
+        {"type": "finish", "finishReason": "tool-calls"},
+    ]
+    items = parse(b"".join(b"data: " + json.dumps(p).encode() + b"\n\n" for p in parts))
+    assert_kept("ai-sdk-ui", target, items)
+    after = tracked(target, through("ai-sdk-ui", target, items))
+    assert calls(after) == [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]
+
+
+@pytest.mark.parametrize("target", NAMES)
+def test_a_call_never_said_whole_before_one_that_was(target: str) -> None:
+    # The first call's arguments are whole JSON but the source never said so: a
+    # length stop.  Every target keeps both, in the order they began.
+    parts: list[dict[str, Any]] = [
+        {"type": "tool-input-start", "toolCallId": "a", "toolName": "get_weather"},
+        {"type": "tool-input-delta", "toolCallId": "a", "inputTextDelta": '{"city": "Paris"}'},
+        {"type": "tool-input-start", "toolCallId": "b", "toolName": "get_time"},
+        {"type": "tool-input-available", "toolCallId": "b", "toolName": "get_time", "input": {}},
+        {"type": "finish", "finishReason": "length"},
+    ]
+    items = parse(b"".join(b"data: " + json.dumps(p).encode() + b"\n\n" for p in parts))
+    assert_kept("ai-sdk-ui", target, items)
+    after = tracked(target, through("ai-sdk-ui", target, items))
+    assert calls(after) == [("get_weather", {"city": "Paris"}), ("get_time", {})]
