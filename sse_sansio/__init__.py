@@ -24,6 +24,7 @@ from ._events import (
     PiecedEvent,
     ReceivedItem,
     SkippedEvent,
+    Update,
 )
 from ._excerpt import describe_body
 from ._health._coalescer import Coalescer
@@ -87,6 +88,7 @@ __all__ = [
     "StoreSnapshot",
     "StreamCut",
     "TruncatedStreamError",
+    "Update",
     "Verdict",
     "Watchdog",
     "__version__",

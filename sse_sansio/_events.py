@@ -33,6 +33,7 @@ __all__ = [
     "PiecedEvent",
     "ReceivedItem",
     "SkippedEvent",
+    "Update",
 ]
 
 # new_event(cls, values): an item made of values already checked, past the checks of
@@ -291,7 +292,8 @@ class EndOfStream(_Item):
         return bool(self[0] > 0 or self[1])
 
 
-# The items of the opt-in modes (Connection's on_oversize, piece_size and diagnostics).
+# The items of the opt-in modes (Connection's on_oversize, piece_size, diagnostics and
+# updates).
 # A connection without those options never returns them.
 
 
@@ -436,11 +438,61 @@ class Diagnostic(_Item):
         return (self[2], self[3])
 
 
+class Update(_Item):
+    """A block that dispatched no event but set the last event ID or the reconnection
+    time (``Connection(updates=True)``): MCP's priming event ``id: 5`` / ``retry:
+    2000``, a server's ``id:``-only checkpoint.
+
+    The rule.  At the blank line that ends a block with no ``data`` field (the spec
+    dispatches nothing: "If the data buffer is an empty string, ... return"), an
+    Update is returned when the block held an ``id`` field the spec took (one without
+    NUL) or a valid ``retry`` field.  An ``id`` equal to the last event ID in force
+    still gives one: the server said it again (a priming event after a resume repeats
+    the ID it resumed from), and an ``id:`` with an empty value, which resets the last
+    event ID, gives ``Update(id="")``.  A block with data is an :class:`Event`, which
+    carries the same ``id`` and ``retry``; a skipped block is a :class:`SkippedEvent`;
+    a block cut off by the end of the stream sets nothing and gives nothing.
+
+    Attributes:
+        id: The last event ID string after the block, as :attr:`Connection.last_event_id`
+            then reads it (the ID in force, if the block set none).
+        retry: The block's valid ``retry`` value in milliseconds, or ``None`` when it
+            gave none (:attr:`Connection.retry` keeps the latest across blocks).
+        start: Offset of the block's first field line; ``-1`` when built by hand.
+        end: Offset just past the blank line that ended it; ``-1`` when built by hand.
+        raw: ``b""`` with ``Connection(keep_raw=True)``: the block's bytes are handed out
+            as without updates (by :meth:`Connection.take_raw` or the next item that
+            hands some out); otherwise ``None``.
+
+    Only ``id`` and ``retry`` take part in equality and hashing.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("id", "retry")
+    _n_values = 2
+    _repr_fields = __match_args__
+
+    id: str = _field(0, "The last event ID string after the block.")
+    retry: int | None = _field(1, "The block's valid retry value, or None.")
+    start: int = _field(2, "Stream offset of the block's first field line.")
+    end: int = _field(3, "Stream offset just past the blank line that ended it.")
+    raw: bytes | None = _field(4, "b'' in keep_raw mode, else None.")
+
+    def __new__(cls, *, id: str = "", retry: int | None = None) -> Update:
+        _, _, event_id, event_retry = event_values("message", "", id, retry)
+        return new_event(cls, (event_id, event_retry, -1, -1, None))
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """``(start, end)``: the block's bytes in the stream."""
+        return (self[2], self[3])
+
+
 # The union of what next_event() can return besides NEED_DATA.  An alias, not a base
 # class: ``Event`` is already the name of the SSE message itself.
 ReceivedItem = Event | Comment | EndOfStream
 
-# Everything next_event() can return on a connection that sets on_oversize, piece_size
-# or diagnostics.  (ReceivedItem is to grow to this; the callers across the package
+# Everything next_event() can return on a connection that sets on_oversize, piece_size,
+# diagnostics or updates.  (ReceivedItem is to grow to this; the callers across the package
 # and its tests that assume the three classic items move with it, in one change.)
-AnyItem = ReceivedItem | SkippedEvent | DataPiece | PiecedEvent | Diagnostic
+AnyItem = ReceivedItem | SkippedEvent | DataPiece | PiecedEvent | Diagnostic | Update

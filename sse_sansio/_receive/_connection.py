@@ -78,8 +78,8 @@ __all__ = [
 # Typing: what a connection returns besides the classic items is its type parameter.
 # Connection() (no opt-in option) is Connection[Never]: next_event() returns Event,
 # Comment, EndOfStream or NEED_DATA, and nothing else.  A connection made with
-# on_oversize, piece_size or diagnostics is Connection[OptInItem]: it may also return
-# those items, so a type checker checks the branches that handle them instead of
+# on_oversize, piece_size, diagnostics or updates is Connection[OptInItem]: it may also
+# return those items, so a type checker checks the branches that handle them instead of
 # calling them unreachable.  __init__'s two overloads pick the parameter from the
 # options, typed once in _options.py (which says how); a bare ``Connection`` in an
 # annotation means Connection[Never] (the TypeVar's default).  The type parameter
@@ -156,6 +156,12 @@ class PyConnection(Generic[_Extra]):
             wants only the sign of life of keep-alive comments, at no item's cost
             (strict mode still checks their UTF-8).  Not with ``keep_raw=True``
             (ValueError: the comments' bytes would be lost).
+        updates: When true, a block that dispatches no event but sets the last event
+            ID or ``retry`` (an ``id:``-only block, MCP's priming event ``id: 5`` /
+            ``retry: 2000``) is handed out as an :class:`Update` at its blank line
+            (:class:`Update` gives the exact rule).  Without it such a block changes
+            :attr:`last_event_id` and :attr:`retry` only.  The compiled core runs a
+            connection with updates on its opt-in walker.
 
     Every option runs on this connection's own core (:attr:`implementation` says which;
     the compiled core runs the opt-in modes itself, at 1.05 to 1.11 times its default
@@ -207,6 +213,7 @@ class PyConnection(Generic[_Extra]):
         piece_size: int | None = None,
         diagnostics: bool = False,
         count_comments: bool = False,
+        updates: bool = False,
     ) -> None:
         # (The parser keeps errors and the limit in its own locals: each attribute less
         # keeps the instance's dict in a smaller size class, 88 bytes less on 3.10.)
@@ -229,6 +236,7 @@ class PyConnection(Generic[_Extra]):
         parser = parse(
             queue, state, raw, last_event_id, strict, limit, self._tuning,
             diagnostics=bool(diagnostics), skip=on_oversize == "skip", piece_size=piece_size,
+            updates=bool(updates),
         )  # fmt: skip
         if count_comments:
             check_count_comments(keep_raw)

@@ -38,8 +38,8 @@
  * once and called by both walkers: _fields.py's twin) and _core_modes.h (the opt-in
  * modes).  Layout: .clang-format (PEP 7), checked by `nox -s lint`.
  *
- * The opt-in modes (on_oversize="skip", piece_size, diagnostics=True) run in a second
- * walker, parse_modes() (_core_modes.h), which follows _modes.py step
+ * The opt-in modes (on_oversize="skip", piece_size, diagnostics=True, updates=True) run
+ * in a second walker, parse_modes() (_core_modes.h), which follows _modes.py step
  * for step: the line goes through grow() a window (the pure core's window, read when the
  * connection is made) at a time, then complete(); the size limit counts from `mark`,
  * which moves past each DataPiece; a skipped block keeps only its event, id and retry
@@ -134,6 +134,7 @@ typedef struct {
      * the sniff's length, and the pure class, whose _tuning.window (the parser's test
      * switch, _interpret.Tuning) a connection reads when made. */
     PyTypeObject *SkippedEventType, *DataPieceType, *PiecedEventType, *DiagnosticType;
+    PyTypeObject *UpdateType;
     PyObject *sniff_start, *field_diagnostic, *discarded_block, *pure_class, *str_tuning,
         *str_window;
     Py_ssize_t sniff_bytes;
@@ -170,9 +171,10 @@ typedef struct {
     int modes;                   /* any of them: next_event() runs parse_modes() */
     int stage;                   /* 0: the BOM look-ahead, 1: the sniff, 2: lines */
     char skip_mode, diagnostics; /* on_oversize="skip"; diagnostics=True */
+    char updates;                /* updates=True: Update items */
     char dropped, streamed;      /* that line is dropped whole / streamed in pieces */
     char skipping, pieced;       /* the block is skipped / has handed out a DataPiece */
-    char id_seen, retry_seen;    /* the block's id / retry took effect (diagnostics) */
+    char id_seen, retry_seen;    /* the block's id / retry took effect (diagnostics, updates) */
     /* A data line cut by a chunk end whose value goes straight to `data`, not to
      * `partial` (cut_start()): cut_skip is the length of its "data:" or "data: " (0: no
      * such line), cut_ascii says its value is all ASCII so far. */
@@ -263,7 +265,7 @@ conn_reset(Conn *c)
     c->comment_count = 0;
     raw_free(&c->raw);
     c->raw_start = c->raw_from = c->safe_end = 0;
-    c->modes = c->skip_mode = c->diagnostics = 0;
+    c->modes = c->skip_mode = c->diagnostics = c->updates = 0;
     c->piece_size = c->window = 0;
     c->stage = 0;
     c->length = 0;
@@ -350,18 +352,21 @@ refuse_nested(Conn *c, const char *method)
 
 /* The opt-in modes, from options c->st->check_options() has accepted.  0 or -1. */
 static int
-set_modes(Conn *c, PyObject *on_oversize, PyObject *piece_size, PyObject *diagnostics)
+set_modes(Conn *c, PyObject *on_oversize, PyObject *piece_size, PyObject *diagnostics,
+          PyObject *updates)
 {
     int skip = on_oversize ? PyObject_RichCompareBool(on_oversize, c->st->str_skip, Py_EQ) : 0;
     int diag = diagnostics ? PyObject_IsTrue(diagnostics) : 0;
+    int upd = updates ? PyObject_IsTrue(updates) : 0;
     Py_ssize_t piece = piece_size && piece_size != Py_None ? PyLong_AsSsize_t(piece_size) : 0;
-    if (skip < 0 || diag < 0 || (piece == -1 && PyErr_Occurred())) {
+    if (skip < 0 || diag < 0 || upd < 0 || (piece == -1 && PyErr_Occurred())) {
         return -1;
     }
     c->skip_mode = skip;
     c->diagnostics = diag;
+    c->updates = upd;
     c->piece_size = piece;
-    c->modes = skip || diag || piece;
+    c->modes = skip || diag || upd || piece;
     if (c->modes) {
         /* The pure core's window (_interpret.Tuning.window, _lines.WINDOW unless a test
          * sets PyConnection._tuning), so that pieces split where the pure core's do. */
@@ -384,21 +389,21 @@ set_modes(Conn *c, PyObject *on_oversize, PyObject *piece_size, PyObject *diagno
 static int
 conn_init(Conn *c, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"errors",      "last_event_id",  "max_event_size",
-                             "keep_raw",    "on_oversize",    "piece_size",
-                             "diagnostics", "count_comments", NULL};
+    static char *kwlist[] = {
+        "errors",     "last_event_id", "max_event_size", "keep_raw", "on_oversize",
+        "piece_size", "diagnostics",   "count_comments", "updates",  NULL};
     PyObject *errors = NULL, *last_event_id = c->st->str_empty, *max_event_size = NULL;
-    PyObject *on_oversize = NULL, *piece_size = NULL, *diagnostics = NULL;
+    PyObject *on_oversize = NULL, *piece_size = NULL, *diagnostics = NULL, *updates = NULL;
     int keep_raw = 0, count_comments = 0;
     if (c->busy) {
         return refuse_nested(c, "__init__");
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOpOOOp:Connection", kwlist, &errors,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOpOOOpO:Connection", kwlist, &errors,
                                      &last_event_id, &max_event_size, &keep_raw, &on_oversize,
-                                     &piece_size, &diagnostics, &count_comments)) {
+                                     &piece_size, &diagnostics, &count_comments, &updates)) {
         return -1;
     }
-    int opted = on_oversize != NULL || piece_size != NULL || diagnostics != NULL;
+    int opted = on_oversize != NULL || piece_size != NULL || diagnostics != NULL || updates != NULL;
     if (errors == NULL && last_event_id == c->st->str_empty && max_event_size == NULL && !opted &&
         !count_comments) {
         conn_setup(c, 1, c->st->default_limit, keep_raw,
@@ -442,7 +447,7 @@ conn_init(Conn *c, PyObject *args, PyObject *kwds)
     }
     conn_setup(c, strict, limit, keep_raw, last_event_id);
     c->count_comments = count_comments;
-    return opted ? set_modes(c, on_oversize, piece_size, diagnostics) : 0;
+    return opted ? set_modes(c, on_oversize, piece_size, diagnostics, updates) : 0;
 }
 
 /* ------------------------------------------------------------------ failure */
@@ -1582,7 +1587,7 @@ set_docs(PyObject *pure, Py_ssize_t default_limit)
     PyOS_snprintf(signature, sizeof(signature),
                   "Connection(*, errors='strict', last_event_id='', max_event_size=%zd, "
                   "keep_raw=False, on_oversize='error', piece_size=None, diagnostics=False, "
-                  "count_comments=False)",
+                  "count_comments=False, updates=False)",
                   default_limit);
     const char *docs[7] = {
         doc_of(pure, NULL, signature),
@@ -1654,6 +1659,7 @@ load_state(CoreState *st)
             NULL ||
         (st->DiagnosticType = (PyTypeObject *)import_attr("sse_sansio._events", "Diagnostic")) ==
             NULL ||
+        (st->UpdateType = (PyTypeObject *)import_attr("sse_sansio._events", "Update")) == NULL ||
         (st->sniff_start = import_attr("sse_sansio._receive._diagnostics", "sniff_start")) ==
             NULL ||
         (st->field_diagnostic =
@@ -1683,10 +1689,10 @@ load_state(CoreState *st)
     }
     Py_DECREF(digits);
     Py_DECREF(sniff);
-    PyTypeObject *items[7] = {st->EventType,        st->CommentType,   st->EndOfStreamType,
+    PyTypeObject *items[8] = {st->EventType,        st->CommentType,   st->EndOfStreamType,
                               st->SkippedEventType, st->DataPieceType, st->PiecedEventType,
-                              st->DiagnosticType};
-    for (int i = 0; i < 7; i++) {
+                              st->DiagnosticType,   st->UpdateType};
+    for (int i = 0; i < 8; i++) {
         if (!PyType_Check(items[i]) || !PyType_IsSubtype(items[i], &PyTuple_Type)) {
             PyErr_SetString(PyExc_ImportError, "sse_sansio._events: the items must be tuples");
             return -1;
@@ -1737,7 +1743,7 @@ static const size_t state_objects[] = {
     offsetof(CoreState, DiagnosticType),     offsetof(CoreState, sniff_start),
     offsetof(CoreState, field_diagnostic),   offsetof(CoreState, discarded_block),
     offsetof(CoreState, pure_class),         offsetof(CoreState, str_tuning),
-    offsetof(CoreState, str_window),
+    offsetof(CoreState, str_window),         offsetof(CoreState, UpdateType),
 };
 
 #define STATE_OBJECT(st, i) ((PyObject **)((char *)(st) + state_objects[i]))

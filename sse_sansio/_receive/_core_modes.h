@@ -349,11 +349,14 @@ field_line(Conn *c, const char *p, Py_ssize_t n, Py_ssize_t tlen, PyObject **out
     Py_ssize_t start = c->off, end = start + n + tlen;
     Field f = {0, 0, NULL};
     int is_data = 0, had = 0, ignored = 0;
-    if ((c->piece_size || c->diagnostics) && p[0] != ':') {
+    if ((c->piece_size || c->diagnostics || c->updates) && p[0] != ':') {
         f = split_field(p, n);
         is_data = is_name(p, f, "data", 4);
         had = c->has_data != 0;
-        ignored = !is_data && c->diagnostics && ignored_field(c, p, f);
+        if (!is_data && (c->diagnostics || c->updates)) {
+            /* (ignored_field() notes an id or retry that took effect, for updates too.) */
+            ignored = ignored_field(c, p, f) && c->diagnostics;
+        }
     }
     int got = process_line(c, p, n, tlen, out);
     if (got < 0) {
@@ -461,8 +464,26 @@ dispatch_pieced(Conn *c, Py_ssize_t start, Py_ssize_t end, PyObject **out)
     return 1;
 }
 
+/* updates=True: the Update for a block (from `start`) that ends at `end` without data
+ * but set the last event ID (the buffer after set_last_event_id()) or the retry. */
+static PyObject *
+update_item(Conn *c, PyObject *retry, Py_ssize_t start, Py_ssize_t end)
+{
+    PyObject *item = new_item(c->st->UpdateType, 5);
+    if (item == NULL || set_slot(item, 0, Py_NewRef(c->id_buffer)) < 0 ||
+        set_slot(item, 1, Py_NewRef(retry ? retry : Py_None)) < 0 ||
+        set_slot(item, 2, ssize(start)) < 0 || set_slot(item, 3, ssize(end)) < 0 ||
+        set_slot(item, 4, slot_raw_empty(c)) < 0) {
+        Py_XDECREF(item);
+        return NULL;
+    }
+    return item;
+}
+
 /* Spec: "If the line is empty (a blank line): Dispatch the event."  The line is at
- * `start`; the next one starts at `end`. */
+ * `start`; the next one starts at `end`.  A block with fields but no data dispatches
+ * nothing: with updates, an Update if it set the id or retry (_events.Update's rule),
+ * then with diagnostics the Diagnostic (held in `pending` behind an Update). */
 static int
 dispatch_modes(Conn *c, Py_ssize_t start, Py_ssize_t end, PyObject **out)
 {
@@ -473,7 +494,7 @@ dispatch_modes(Conn *c, Py_ssize_t start, Py_ssize_t end, PyObject **out)
         return dispatch_pieced(c, start, end, out);
     }
     Py_ssize_t event_start = c->event_start;
-    PyObject *seen = NULL;
+    PyObject *seen = NULL, *update = NULL, *retry = NULL;
     if (event_start >= 0 && c->has_data == 0 && c->diagnostics) {
         /* Spec: "If the data buffer is an empty string, set the data buffer and the
          * event type buffer to the empty string and return."  Diagnostics say so. */
@@ -483,13 +504,37 @@ dispatch_modes(Conn *c, Py_ssize_t start, Py_ssize_t end, PyObject **out)
             return -1;
         }
     }
+    /* The block's retry, which dispatch() clears, and whether it gives an Update. */
+    int updated = c->updates && event_start >= 0 && c->has_data == 0 &&
+                  (c->id_seen || c->block_retry != NULL);
+    if (updated && c->block_retry != NULL) {
+        retry = Py_NewRef(c->block_retry);
+    }
     int got = dispatch(c, end, out);
     end_block(c, end);
-    if (got != 0 || seen == NULL) {
+    if (got == 0 && updated) {
+        /* (dispatch() set the last event ID string from the buffer.) */
+        update = update_item(c, retry, event_start, end);
+        got = update == NULL ? -1 : 1;
+    }
+    Py_XDECREF(retry);
+    if (got < 0 || seen == NULL) {
         Py_XDECREF(seen);
+        if (update != NULL) {
+            *out = update;
+        }
         return got;
     }
-    return diagnostic(c, seen, event_start, end, out);
+    if (update == NULL) {
+        return diagnostic(c, seen, event_start, end, out);
+    }
+    /* Both: the Update first, the Diagnostic next (as the pure core yields them). */
+    if (diagnostic(c, seen, event_start, end, &c->pending) < 0) {
+        Py_DECREF(update);
+        return -1;
+    }
+    *out = update;
+    return 1;
 }
 
 /* Strict, streamed value: a sequence still unfinished where the value ends at `at`. */

@@ -101,7 +101,7 @@ import sys
 from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Final, NamedTuple, NoReturn
 
-from sse_sansio._events import AnyItem, Comment, Diagnostic, EndOfStream, Event
+from sse_sansio._events import AnyItem, Comment, Diagnostic, EndOfStream, Event, Update
 from sse_sansio._need_data import NEED_DATA, NeedData
 
 from ._fields import event_type_of, id_value, retry_value
@@ -171,6 +171,7 @@ def parse(
     diagnostics: bool = False,
     skip: bool = False,
     piece_size: int | None = None,
+    updates: bool = False,
 ) -> Iterator[Item]:
     """The parser: a generator that next_event() resumes once per item.
 
@@ -182,8 +183,9 @@ def parse(
         # What the options make of the loop (_options()): a block that grows past
         # ``bound`` goes to ``modes`` (_modes.py) or, without opt-in modes, is refused.
         decode, spill, batch_from, modes, bound = _options(
-            state, raw_store, strict, limit, tuning, diagnostics, skip, piece_size
+            state, raw_store, strict, limit, tuning, diagnostics, skip, piece_size, updates
         )
+        dataless = diagnostics or updates  # a block without data may give items
         wsize, new, last_id = tuning.window, tuple.__new__, last_event_id
         # The line still arriving (see _lines.py): a bytearray (partial, made below), and
         # its bytes beyond each SPILL in exact-size bytes objects.
@@ -336,9 +338,12 @@ def parse(
                                     data_lines, id_buffer, block_retry, event_start, off,
                                 )  # fmt: skip
                                 deferred = data_first = data_lines = None
-                            elif diagnostics and event_start >= 0:
-                                # A block with fields dispatched nothing: diagnostics say why.
-                                yield _discarded(id_block, block_retry, event_start, off, raw_store)
+                            elif dataless and event_start >= 0:
+                                # A block with fields dispatched nothing: an Update says what
+                                # it set, diagnostics say why (_dataless()).
+                                yield from _dataless(updates, diagnostics, id_block,
+                                    block_retry, id_buffer, event_start, off,
+                                    raw_store)  # fmt: skip
                             elif raw_store is not None:
                                 # Nothing to dispatch: keep_raw may forward the block's bytes.
                                 raw_store.safe_end = off
@@ -470,6 +475,7 @@ def _options(
     diagnostics: bool,
     skip: bool,
     piece_size: int | None,
+    updates: bool,
 ) -> tuple[Callable[[bytes], str], Spill, int, Modes | None, int]:
     """What the Connection's options make of the loop, once per stream.
 
@@ -498,6 +504,7 @@ def _options(
     modes = Modes(
         state, raw_store, strict, limit,
         skip=skip, piece_size=piece_size, diagnostics=diagnostics, window=tuning.window,
+        updates=updates,
     )  # fmt: skip
     bound = limit
     if piece_size is not None:
@@ -714,6 +721,31 @@ def _ignored(
     from ._diagnostics import field_diagnostic
 
     return _diagnostic(field_diagnostic(field, value), start, end, raw_store)
+
+
+def _dataless(
+    updates: bool,
+    diagnostics: bool,
+    id_block: int,
+    retry: int | None,
+    last_id: str,
+    start: int,
+    end: int,
+    raw_store: RawBytes | None,
+) -> Iterator[Item]:
+    """A block with fields (from ``start``) but no data ends at ``end``: it dispatches
+    nothing.  With updates, an Update when it set the last event ID (an id field taken
+    in it: ``id_block == start``) or the reconnection time (_events.Update gives the
+    rule; ``last_id`` is the last event ID string it leaves); with diagnostics, then, the
+    Diagnostic that says why nothing was dispatched.  keep_raw may forward its bytes."""
+    if raw_store is not None:
+        raw_store.safe_end = end
+    if updates and (id_block == start or retry is not None):
+        yield tuple.__new__(
+            Update, (last_id, retry, start, end, None if raw_store is None else b"")
+        )
+    if diagnostics:
+        yield _discarded(id_block, retry, start, end, raw_store)
 
 
 def _discarded(

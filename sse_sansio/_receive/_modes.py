@@ -65,6 +65,7 @@ from sse_sansio._events import (
     Event,
     PiecedEvent,
     SkippedEvent,
+    Update,
 )
 from sse_sansio._need_data import NeedData
 
@@ -123,6 +124,7 @@ class Modes:
         "state",
         "streamed",
         "strict",
+        "updates",
         "window",
     )
 
@@ -137,6 +139,7 @@ class Modes:
         piece_size: int | None,
         diagnostics: bool,
         window: int,
+        updates: bool = False,
     ) -> None:
         self.state = state
         self.raw = raw
@@ -145,6 +148,7 @@ class Modes:
         self.skip_mode = skip
         self.piece_size = piece_size
         self.diagnostics = diagnostics
+        self.updates = updates
         self.window = window
         self.pend = b""  # the segment's bytes since its last step (at most a window)
         self.begin(_NO_BLOCK, 0, b"")
@@ -174,7 +178,7 @@ class Modes:
         self.event_type = event_type
         self.id_buffer = id_buffer
         self.block_retry = block_retry
-        # An id field was taken in this block (diagnostics).
+        # An id field was taken in this block (diagnostics, updates).
         self.id_seen = event_start >= 0 and id_block == event_start
         # The data buffer: texts to join, the second line's on with its LF in front.
         self.data: list[str] = [] if data is None else [data]
@@ -539,6 +543,12 @@ class Modes:
                 # the event type buffer to the empty string and return."
                 if raw_store is not None:
                     raw_store.safe_end = end
+                if self.updates and (self.id_seen or self.block_retry is not None):
+                    # It set the last event ID or the reconnection time (_events.Update).
+                    raw = None if raw_store is None else b""
+                    yield _new(
+                        Update, (self.id_buffer, self.block_retry, self.event_start, end, raw)
+                    )
                 if self.diagnostics:
                     code, message = discarded_block(self.id_seen, self.block_retry is not None)
                     yield self.diagnostic(code, message, self.event_start, end)

@@ -37,13 +37,13 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict, TypeVar
 
-from sse_sansio._events import DataPiece, Diagnostic, PiecedEvent, SkippedEvent
+from sse_sansio._events import DataPiece, Diagnostic, PiecedEvent, SkippedEvent, Update
 
 __all__ = ["Added", "ClassicOptions", "OptInItem", "OptInOptions"]
 
 #: The items a connection made with an opt-in option may return besides the classic
 #: ones (Event, Comment, EndOfStream, NEED_DATA): Connection's type parameter.
-OptInItem = SkippedEvent | DataPiece | PiecedEvent | Diagnostic
+OptInItem = SkippedEvent | DataPiece | PiecedEvent | Diagnostic | Update
 
 
 class _CommonOptions(TypedDict, total=False):
@@ -63,6 +63,7 @@ class ClassicOptions(_CommonOptions, total=False):
     on_oversize: Literal["error"]  # "skip": SkippedEvent
     piece_size: None  # an int: DataPiece, PiecedEvent
     diagnostics: Literal[False]  # True: Diagnostic
+    updates: Literal[False]  # True: Update
 
 
 class OptInOptions(_CommonOptions, total=False):
@@ -71,6 +72,7 @@ class OptInOptions(_CommonOptions, total=False):
     on_oversize: Literal["error", "skip"]
     piece_size: int | None
     diagnostics: bool
+    updates: bool
 
 
 # The opt-in items of a connection passed in as connection=, passed on to what a

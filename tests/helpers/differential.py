@@ -13,6 +13,8 @@ from sse_sansio import (
     EndOfStream,
     Event,
     RemoteProtocolError,
+    SkippedEvent,
+    Update,
 )
 from sse_sansio.testing import _feed
 from tests.helpers.model import (
@@ -22,6 +24,8 @@ from tests.helpers.model import (
     MEvent,
     MItem,
     ModelResult,
+    MSkipped,
+    MUpdate,
     interpret,
 )
 
@@ -45,11 +49,15 @@ def run_library(chunks: list[bytes], **options: Any) -> ModelResult:
     return result
 
 
-def _to_model(item: Event | Comment | EndOfStream) -> MItem:
+def _to_model(item: Event | Comment | EndOfStream | Update | SkippedEvent) -> MItem:
     if isinstance(item, Event):
         return MEvent(item.type, item.data, item.id, item.retry, item.start, item.end)
     if isinstance(item, Comment):
         return MComment(item.text, item.start, item.end)
+    if isinstance(item, Update):
+        return MUpdate(item.id, item.retry, item.start, item.end)
+    if isinstance(item, SkippedEvent):
+        return MSkipped(item.type, item.id, item.size, item.start, item.end)
     return MEnd(item.partial_line, item.partial_event)
 
 
@@ -60,12 +68,17 @@ def check(
     errors: str,
     max_event_size: int | None,
     last_event_id: str = "",
+    **opt_in: Any,
 ) -> None:
-    """Assert that the library, fed each of ``chunkings``, agrees with the model."""
+    """Assert that the library, fed each of ``chunkings``, agrees with the model.
+
+    ``opt_in``: ``updates`` and ``on_oversize``, which both the model and the library
+    take."""
     options: dict[str, Any] = {
         "errors": errors,
         "last_event_id": last_event_id,
         "max_event_size": max_event_size,
+        **opt_in,
     }
     whole = interpret(data, **options)
     for chunks in chunkings:

@@ -27,6 +27,11 @@ Where the spec leaves room, the model mirrors sse_sansio's documented choices:
   (the harness drains before signalling the end of stream), unless it is only the start
   of a BOM.  A leading BOM is no part of any block.  The error's offset is
   ``block_first + limit``.  The size check of a line comes before its decoding check.
+- ``updates=True``: a blank line that ends a block without data, in which an ``id``
+  field was taken (no NUL) or a ``retry`` field was valid, gives an ``MUpdate`` with
+  the last event ID string after it and the block's retry (None if it set none),
+  spanning the block's first field line to just past the blank line.  A skipped
+  block gives its MSkipped only.
 - Spans (the span rule): an item ends just after the line end that completes it, as
   received.  When a chunk ends with the CR of a CRLF (``cuts`` holds the stream offsets
   where chunks end), the item is handed out at that CR, so its ``end`` stops after the
@@ -96,6 +101,16 @@ class MSkipped:
 
 
 @dataclass(frozen=True)
+class MUpdate:
+    """A block without data that set the last event ID or the retry (updates=True)."""
+
+    id: str
+    retry: int | None
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class MError:
     """The error that stopped parsing: ``kind`` is ``"utf8"`` or ``"size"``."""
 
@@ -103,7 +118,7 @@ class MError:
     offset: int
 
 
-MItem = MEvent | MComment | MEnd | MSkipped
+MItem = MEvent | MComment | MEnd | MSkipped | MUpdate
 
 
 @dataclass
@@ -247,6 +262,7 @@ def interpret(
     max_event_size: int | None = None,
     cuts: Iterable[int] = (),
     on_oversize: str = "error",
+    updates: bool = False,
 ) -> ModelResult:
     """Run the model over a whole stream; see the module docstring for the rules.
 
@@ -268,6 +284,7 @@ def interpret(
     block_first = 3 if stream[:3] == b"\xef\xbb\xbf" else 0
     event_start = -1  # the block's first field line
     skipping = False  # on_oversize="skip": the block passed the limit
+    block_set = False  # an id field was taken, or a retry was valid, in this block
 
     for line in split_lines(decoded):
         # The size limit: from the block's first line to the end of this line's text.
@@ -319,7 +336,7 @@ def interpret(
                 result.items.append(
                     MSkipped(type_buffer or "message", id_buffer, size, block_first, item_end)
                 )
-                skipping = False
+                skipping = block_set = False
                 type_buffer = ""
                 block_retry = None
                 event_start = -1
@@ -357,8 +374,13 @@ def interpret(
                         item_end,
                     )
                 )
+            elif updates and block_set:
+                result.items.append(
+                    MUpdate(result.last_event_id, block_retry, event_start, item_end)
+                )
             data_buffer = type_buffer = ""
             block_retry = None
+            block_set = False
             event_start = -1
             block_first = line.end
             continue
@@ -389,8 +411,10 @@ def interpret(
         elif name == "id":
             if "\0" not in value:
                 id_buffer = value
+                block_set = True
         elif name == "retry" and value and all(c in "0123456789" for c in value):
             result.retry = block_retry = retry_of(value)
+            block_set = True
 
     # End of stream: an event without its blank line is not dispatched.
     result.items.append(MEnd(partial_line, data_buffer != "" or skipping))

@@ -47,6 +47,7 @@ from sse_sansio import (
     StoreSnapshot,
     StreamCut,
     TruncatedStreamError,
+    Update,
     Verdict,
     llm,
     testing,
@@ -185,6 +186,7 @@ VALUES: dict[str, object] = {
     "DataPiece": DataPiece(text="half a"),
     "PiecedEvent": PiecedEvent(type="delta", id="3", retry=20),
     "Diagnostic": Diagnostic(code="unknown-field", message="a field named foo"),
+    "Update": Update(id="5", retry=2000),
     # the records
     "ResponseCheck": CHECK,
     "Reconnect": Reconnect(
@@ -299,10 +301,11 @@ def test_a_copy_keeps_an_items_metadata() -> None:
 
 STREAM = (
     b"foo: bar\nid: 7\nevent: big\ndata: " + b"x" * 100 + b"\n\n"
-    b": ping\nevent: up\ndata: hello\nretry: 250\n\ndata: cut"
+    b": ping\nevent: up\ndata: hello\nretry: 250\n\nid: 8\nretry: 9\n\ndata: cut"
 )
 OPTIONS: list[dict[str, Any]] = [
     {"keep_raw": True, "diagnostics": True, "on_oversize": "skip", "max_event_size": 64},
+    {"keep_raw": True, "updates": True},
     {"keep_raw": True, "piece_size": 4},
     {},
 ]
@@ -332,7 +335,16 @@ def test_each_cores_items_and_errors_pickle_alike(conn_cls: Any) -> None:
             back, names = load_recording(data)
             assert_public(names)
             assert [(type(i), tuple(i)) for i in back] == [(type(i), tuple(i)) for i in items]
-    assert kinds == {Event, Comment, EndOfStream, SkippedEvent, DataPiece, PiecedEvent, Diagnostic}
+    assert kinds == {
+        Event,
+        Comment,
+        EndOfStream,
+        SkippedEvent,
+        DataPiece,
+        PiecedEvent,
+        Diagnostic,
+        Update,
+    }
     with pytest.raises(RemoteProtocolError) as refused:
         parsed(conn_cls, max_event_size=16)
     round_trips(refused.value)

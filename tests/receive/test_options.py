@@ -24,10 +24,11 @@ from sse_sansio import (
     EndOfStream,
     PiecedEvent,
     SkippedEvent,
+    Update,
 )
 from sse_sansio._receive._options import ClassicOptions, OptInOptions
 
-OPT_IN_ITEMS = (SkippedEvent, DataPiece, PiecedEvent, Diagnostic)
+OPT_IN_ITEMS = (SkippedEvent, DataPiece, PiecedEvent, Diagnostic, Update)
 CLASSIC = get_type_hints(ClassicOptions)
 OPT_IN = get_type_hints(OptInOptions)
 
@@ -37,6 +38,7 @@ OPTED_IN: dict[str, tuple[object, dict[str, Any], bytes, type[object]]] = {
     "on_oversize": ("skip", {"max_event_size": 8}, b"data: far too long\n\n", SkippedEvent),
     "piece_size": (4, {}, b"data: abcdefgh\n\n", DataPiece),
     "diagnostics": (True, {}, b"colour: red\ndata: x\n\n", Diagnostic),
+    "updates": (True, {}, b"id: 5\nretry: 2000\n\ndata: x\n\n", Update),
 }
 
 
