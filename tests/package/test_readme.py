@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -199,7 +200,7 @@ def _named(token: str) -> object:
 
     import sse_sansio
 
-    special = {  # names of a method, a fixture and a property: where they live
+    special: dict[str, Callable[[], object]] = {  # a method, a fixture, a property
         "append_many": lambda: sse_sansio.stores.RedisStreamStore.append_many,
         "sse_cassette": lambda: importlib.import_module("sse_sansio.pytest_plugin").sse_cassette,
         "retry": lambda: sse_sansio.Connection.retry,
