@@ -71,7 +71,7 @@ class Translator:
     :meth:`feed` returns; when the upstream ends, send what :meth:`end` returns.  The
     target API's own :class:`Tracker`, fed the output, reports the source's outcome
     (completed, stopped, failed, cut), its stop kind (mapped by the table in
-    :doc:`llm-translation`), its answer (text, reasoning, tool calls) and its usage,
+    :doc:`/llm-translation`), its answer (text, reasoning, tool calls) and its usage,
     as far as the target can carry them.  A source that did not end never gets the
     target's terminal frame.  Comments (keepalives) pass through.
 
