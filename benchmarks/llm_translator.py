@@ -49,7 +49,7 @@ def streams(n_events: int) -> dict[str, list[Event]]:
     # The workload's chunks never finish: the answer ends with finish_reason "stop".
     choice = {"index": 0, "delta": {}, "finish_reason": "stop"}
     last = {"id": "chatcmpl-B9x", "object": "chat.completion.chunk", "choices": [choice]}
-    base[-1:-1] = parse(serialize(Event(data=json.dumps(last))))[:1]
+    base.insert(-1, Event(data=json.dumps(last)))
     found = {BASE: base}
     for target in REFRAMER_DIALECTS:
         if target == BASE:

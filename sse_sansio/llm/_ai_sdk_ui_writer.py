@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from sse_sansio._events import Event
 
@@ -36,8 +36,8 @@ _USAGE: Final = ("inputTokens", "outputTokens", "cachedInputTokens", "reasoningT
 class AISDKUIWriter(Writer):
     dialect = AISDKUI
     headers = UI_MESSAGE_STREAM_HEADERS
-    STOPS: Final = {"length": "length", "content-filter": "filter"}
-    WORDS: Final = {
+    STOPS: ClassVar[dict[str, str]] = {"length": "length", "content-filter": "filter"}
+    WORDS: ClassVar[dict[str, str]] = {
         "stop": "stop",
         "tool_calls": "tool-calls",
         "length": "length",

@@ -29,7 +29,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from sse_sansio._events import Event
 
@@ -44,12 +44,12 @@ _USAGE: Final = ("input_tokens", "output_tokens", "cache_read_input_tokens", Non
 
 class AnthropicWriter(Writer):
     dialect = Anthropic
-    STOPS: Final = {
+    STOPS: ClassVar[dict[str, str]] = {
         "max_tokens": "length",
         "model_context_window_exceeded": "length",
         "refusal": "refusal",
     }
-    WORDS: Final = {
+    WORDS: ClassVar[dict[str, str]] = {
         "stop": "end_turn",
         "tool_calls": "tool_use",
         "length": "max_tokens",
@@ -76,7 +76,7 @@ class AnthropicWriter(Writer):
         if self.started:
             return []
         self.started = True
-        message = {
+        message: dict[str, Any] = {
             "id": "msg_translated",
             "type": "message",
             "role": "assistant",

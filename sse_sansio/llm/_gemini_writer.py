@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from sse_sansio._events import Event
 
@@ -49,8 +49,8 @@ _FILTERS: Final = (
 
 class GeminiWriter(Writer):
     dialect = Gemini
-    STOPS: Final = {"MAX_TOKENS": "length", **dict.fromkeys(_FILTERS, "filter")}
-    WORDS: Final = {
+    STOPS: ClassVar[dict[str, str]] = {"MAX_TOKENS": "length", **dict.fromkeys(_FILTERS, "filter")}
+    WORDS: ClassVar[dict[str, str]] = {
         "stop": "STOP",
         "tool_calls": "STOP",
         "length": "MAX_TOKENS",

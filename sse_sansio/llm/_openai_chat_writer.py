@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from sse_sansio._events import Event
 
@@ -38,8 +38,8 @@ _USAGE: Final = (
 
 class OpenAIChatWriter(Writer):
     dialect = OpenAIChat
-    STOPS: Final = {"length": "length", "content_filter": "filter"}
-    WORDS: Final = {
+    STOPS: ClassVar[dict[str, str]] = {"length": "length", "content_filter": "filter"}
+    WORDS: ClassVar[dict[str, str]] = {
         "stop": "stop",
         "tool_calls": "tool_calls",
         "length": "length",

@@ -24,7 +24,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from sse_sansio._events import Event
 
@@ -45,8 +45,8 @@ _ID: Final = "resp_translated"
 
 class OpenAIResponsesWriter(Writer):
     dialect = OpenAIResponses
-    STOPS: Final = {"max_output_tokens": "length", "content_filter": "filter"}
-    WORDS: Final = {
+    STOPS: ClassVar[dict[str, str]] = {"max_output_tokens": "length", "content_filter": "filter"}
+    WORDS: ClassVar[dict[str, str]] = {
         "stop": "completed",
         "tool_calls": "completed",
         "length": "max_output_tokens",
