@@ -445,3 +445,72 @@ def test_a_call_never_said_whole_before_one_that_was(target: str) -> None:
     assert_kept("ai-sdk-ui", target, items)
     after = tracked(target, through("ai-sdk-ui", target, items))
     assert calls(after) == [("get_weather", {"city": "Paris"}), ("get_time", {})]
+
+
+# -- the documented table is the one the writers use --------------------------------------
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "llm-translation.rst"
+KIND_ROWS = {
+    "stop": "stop",
+    "tool calls": "tool_calls",
+    "length": "length",
+    "content filter or safety": "filter",
+    "refusal": "refusal",
+    "other": "other",
+}
+
+
+def table(title: str) -> dict[str, list[str]]:
+    """A list-table of the page by its title: each row's first cell -> the others."""
+    text = PAGE.read_text(encoding="utf-8")
+    body = text[text.index(f".. list-table:: {title}") :]
+    body = body[: body.index("\n\n", body.index("   * - Kind"))]
+    rows: dict[str, list[str]] = {}
+    for row in body.split("   * - ")[2:]:
+        cells = [" ".join(cell.split()) for cell in row.split("\n     - ")]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_the_documented_writing_table_is_the_writers() -> None:
+    # Each cell is the word the target's Tracker then reads (tested above), in italics
+    # exactly where the word's kind is not the row's (the nearest).
+    rows = table("Writing")
+    assert set(rows) == set(KIND_ROWS)
+    for row, cells in rows.items():
+        kind = KIND_ROWS[row]
+        for target, cell in zip(NAMES, cells, strict=True):
+            nearest = cell.startswith("*") or ", *" in cell
+            assert written(target, kind) in cell.replace("*", ""), (row, target, cell)
+            assert nearest == (NEAREST[target].get(kind, kind) != kind), (row, target)
+
+
+def written(target: str, kind: str) -> str:
+    """The word a translation to ``target`` writes for a stop of ``kind``, read back
+    from the bytes: a scenario of that kind in Anthropic's words (or a completed one)."""
+    anthropic_word = {
+        "stop": "end_turn",
+        "tool_calls": "tool_use",
+        "length": "max_tokens",
+        "refusal": "refusal",
+        "other": "pause_turn",
+    }
+    if kind == "filter":
+        source, scenario = "gemini", w.Scenario(text=("x",), ending=("stop", "SAFETY"))
+    else:
+        calls = CALLS if kind == "tool_calls" else ()
+        scenario = w.Scenario(text=("x",), calls=calls, ending=("stop", anthropic_word[kind]))
+        source = "anthropic"
+    after = tracked(target, through(source, target, parse(w.stream(source, scenario))))
+    return after.outcome.stop_reason or ""
+
+
+def test_the_documented_reading_table_lists_every_stop_word_in_its_row() -> None:
+    rows = table("Reading")
+    assert set(rows) == {
+        f"{row} (completed)" if row in ("stop", "tool calls") else row for row in KIND_ROWS
+    }
+    by_kind = {KIND_ROWS[row.removesuffix(" (completed)")]: cells for row, cells in rows.items()}
+    for cell_index, source in enumerate(NAMES):
+        for word, kind in STOP_KINDS[source].items():
+            assert f"``{word}``" in by_kind[kind][cell_index], (source, word)
