@@ -171,6 +171,7 @@ RUN_ONCE: dict[str, str] = {
     "test_replay_routing": "the replay window's routing and async memory store",
     "test_replay_redis_appends": "the Redis store's appends",
     "test_mirror": "the mirror store of a process's hub",
+    "test_broadcast_live": "examples/broadcast.py live, two processes and Redis",
     "test_example_hostile": "examples run on live sockets",
     "test_gateway_examples": "the gateway examples live; test_relay parses on both cores",
 }
