@@ -265,10 +265,10 @@ def iter_events(
     Yields:
         Each :class:`Event` and :class:`Comment`, in stream order, and the items of the
         opt-in modes when the connection's options ask for them.  For type checkers
-        the options decide: with ``on_oversize``, ``piece_size`` or ``diagnostics`` at
-        other than their defaults (or a ``connection`` made so), the yield type also
-        holds :class:`SkippedEvent`, :class:`DataPiece`, :class:`PiecedEvent` and
-        :class:`Diagnostic`.
+        the options decide: with ``on_oversize``, ``piece_size``, ``diagnostics`` or
+        ``updates`` at other than their defaults (or a ``connection`` made so), the
+        yield type also holds :class:`SkippedEvent`, :class:`DataPiece`,
+        :class:`PiecedEvent`, :class:`Diagnostic` and :class:`Update`.
 
     Raises:
         TruncatedStreamError: the stream ended in the middle of a line or an event;
@@ -390,6 +390,11 @@ def aiter_events(
     ``response.content.iter_any()``, an anyio or trio byte stream (they are async
     iterables of bytes that stop at end of stream), or any async generator of bytes.
     The arguments, items and errors are those of :func:`iter_events`.
+
+    A pending ``__anext__`` that is cancelled (``asyncio.wait_for`` at its timeout)
+    ends the stream: every later ``__anext__`` raises :class:`LocalProtocolError`
+    saying the read was cancelled, never a quiet end.  Put a timeout around the whole
+    read instead (docs/client.rst, "Waiting with a timeout").
     """
     _check_mode(end_of_stream)
     conn = _connection(connection, connection_options)
