@@ -3,7 +3,8 @@
 ``nox -s bench`` runs the benchmark suite and ``nox -s fuzz`` a long fuzzing run; neither
 is a default session.  Nor are ``nox -s fallback`` (an install without a C compiler
 gives the pure package) and ``nox -s sanitize`` (the compiled core built with
-AddressSanitizer and UndefinedBehaviorSanitizer, fuzzed against the pure core).
+AddressSanitizer and UndefinedBehaviorSanitizer, fuzzed against the pure core, guided by
+the coverage of both).
 With ``CI=true`` nox fails on any interpreter it cannot find instead of skipping it, so
 CI proves every supported version.
 """
@@ -175,14 +176,27 @@ def fallback(session: nox.Session) -> None:
 
 @nox.session(python="3.12")
 def sanitize(session: nox.Session) -> None:
-    """The compiled core built with ASan and UBSan, fuzzed against the pure core.
+    """The compiled core built with ASan and UBSan, fuzzed against the pure core, guided
+    by the coverage of both (not a default session).
 
-    FUZZ_SECONDS sets the budget (default 60).  The extension is built in a copy of the
-    checkout, so that no other session ever loads the instrumented build.
+    The extension is built by clang with ``-fsanitize=fuzzer-no-link``, so that its every
+    branch is counted, and atheris's own libFuzzer and ASan runtime are preloaded, so
+    that libFuzzer sees those counters (and atheris's of the pure core's Python): the
+    corpus grows.  tests/fuzz/cores.py runs for FUZZ_SECONDS (default 60), then the
+    OSS-Fuzz target (tests/fuzz/oss-fuzz/connection_fuzzer.py) for 3,000 inputs.
+    The extension is built in a copy of the checkout, so that no other session ever
+    loads the instrumented build.  ``nox -s cfuzz`` is the fast C-only fuzzer.
     """
     _install(session, "test", packages=("-r", "tests/fuzz/requirements.txt", "setuptools>=77"))
+    clang = _clang(session)
     source = _copy_checkout(session, "sanitize")
-    sanitizers = "-fsanitize=address,undefined -fno-sanitize-recover=all"
+    # -fno-sanitize=function: atheris's runtime (an older LLVM's) has no handler for
+    # the check clang 17+ adds to C; a call through a mistyped function pointer is the
+    # only thing it would catch, and CPython's method tables make such calls by design.
+    sanitizers = (
+        "-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize=function"
+        " -fno-sanitize-recover=all"
+    )
     # STR_AFTER=64 (see _core_buffer.h): the fuzzer's short streams cross it often.
     # SSE_SANSIO_NO_SIMD (see _core_scan.h): the plain byte loops, which CPUs without
     # SSE2 run, are tested here; every other build and cfuzz run the SSE2 ones.
@@ -196,26 +210,41 @@ def sanitize(session: nox.Session) -> None:
         "--inplace",
         "--force",
         env={
+            "CC": clang,
+            "LDSHARED": f"{clang} -shared",
             "CFLAGS": f"{sanitizers} -fno-omit-frame-pointer -g -O1 {defines}",
             "LDFLAGS": sanitizers,
             "SSE_SANSIO_REQUIRE_EXTENSIONS": "1",
             NO_EXTENSIONS: "",
         },
     )
-    # The interpreter is not instrumented: the ASan runtime must be loaded first.
-    compiler = os.environ.get("CC", "cc")
-    asan = subprocess.run(
-        [compiler, "-print-file-name=libasan.so"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    if not os.path.isabs(asan):
-        session.error(f"{compiler} has no AddressSanitizer runtime (libasan.so)")
+    built = list((source / "sse_sansio" / "_receive").glob("_core.*.so"))
+    if len(built) != 1 or b"__sanitizer_cov_8bit_counters_init" not in built[0].read_bytes():
+        session.error(f"the extension is not instrumented for coverage: {built}")
+    # The interpreter is not instrumented: the runtime, with libFuzzer, is loaded first.
+    # gcc's libasan would do for ASan, but its coverage hooks would shadow libFuzzer's
+    # and leave the fuzzer blind (issue 36, item 18: its corpus stayed at one input).
+    found = session.run("python", "-c", "import atheris; print(atheris.path())", silent=True)
+    assert isinstance(found, str), found
     sanitized = {
-        "LD_PRELOAD": asan,
+        # The copy first, before the package nox installed (whose core is a plain build).
+        "PYTHONPATH": str(source),
+        "LD_PRELOAD": str(Path(found.strip()) / "asan_with_fuzzer.so"),
         "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
         "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
         NO_EXTENSIONS: "",
     }
+    where = "import sse_sansio._receive._core as c; print(c.__file__)"
+    loaded = session.run("python", "-c", where, env=sanitized, silent=True)
+    if not isinstance(loaded, str) or not loaded.startswith(str(source)):
+        session.error(f"the instrumented build is not the one imported: {loaded}")
     session.run("python", "tests/fuzz/cores.py", *session.posargs, env=sanitized)
+    # The OSS-Fuzz target, briefly: that it builds and runs here (its home is elsewhere).
+    target = "tests/fuzz/oss-fuzz/connection_fuzzer.py"
+    seeds = str(Path(session.create_tmp()).resolve() / "oss-fuzz-seeds")
+    shutil.rmtree(seeds, ignore_errors=True)
+    session.run("python", target, "--seeds", seeds, env=sanitized)
+    session.run("python", target, "-runs=3000", "-max_len=512", seeds, env=sanitized)
     # Calls re-entering next_event() (finalizers, a second thread): no fuzzer finds them.
     # The decoder's values past its one-pass limit and of every width: the fuzzers'
     # short inputs seldom make those.

@@ -174,6 +174,7 @@ RUN_ONCE: dict[str, str] = {
     "test_broadcast_live": "examples/broadcast.py live, two processes and Redis",
     "test_example_hostile": "examples run on live sockets",
     "test_gateway_examples": "the gateway examples live; test_relay parses on both cores",
+    "test_oss_fuzz_target": "the OSS-Fuzz target compares the two cores itself",
 }
 
 

@@ -168,6 +168,9 @@ def run_atheris(seconds: int) -> int:
 
 
 def child() -> None:
+    # This process imported sse_sansio first, before anything above touched sys.path:
+    # say which build it fuzzes (nox -s sanitize puts its instrumented copy on PYTHONPATH).
+    print(f"fuzz: cores: the child fuzzes {CORE.__file__}", file=sys.stderr)  # type: ignore[union-attr]
     atheris.Setup([sys.argv[0], *sys.argv[2:]], one_input)
     atheris.Fuzz()
 
