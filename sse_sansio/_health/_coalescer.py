@@ -203,7 +203,14 @@ class Coalescer:
         due_at = self._due_at
         if now < (since + self._max_delay if due_at is None else due_at):
             return None
-        return self.flush()
+        if self._pending is not None:
+            return self.flush()
+        # flush() inline (pop runs per write): nothing pending, every frame sealed.
+        out = b"".join(self._frames)
+        self._frames.clear()
+        self._size = 0
+        self._since = self._due_at = None
+        return out
 
     def flush(self) -> bytes:
         """Everything held, due or not (``b""`` when nothing is): the end of the stream."""
