@@ -104,8 +104,16 @@ class AISDKUI(Dialect):
                 "stream without saying why the answer ended; retry the request",
                 cut="unfinished",
             )
-        kind = get(payload, "type")
-        self._metadata(kind, get(payload, "messageMetadata"))
+        chunk = payload if type(payload) is dict else {}  # dict.get: runs per event
+        kind = chunk.get("type")
+        metadata = chunk.get("messageMetadata")
+        if metadata is not None:
+            self._metadata(kind, metadata)
+        if kind == "text-delta" and event.type == NO_EVENT_TYPE:
+            delta = chunk.get("delta")  # the hot path: most of a stream's events
+            if type(delta) is str:
+                self.parts.text.append(delta)
+            return None
         if kind == "finish":
             return self._finish(get(payload, "finishReason"))
         if kind == "error" or event.type == "error":

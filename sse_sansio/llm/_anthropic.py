@@ -93,6 +93,14 @@ class Anthropic(Dialect):
 
     def observe(self, event: Event, payload: Any) -> Verdict | None:
         kind = kind_of(event, payload)
+        if kind == "content_block_delta" and type(payload) is dict:
+            # The hot path: a text delta, most of a stream's events.
+            delta = payload.get("delta")
+            if type(delta) is dict and delta.get("type") == "text_delta":
+                text = delta.get("text")
+                if type(text) is str and isinstance(payload.get("index"), int):
+                    self.parts.text.append(text)
+                return None
         if kind == "error":
             return failed(get(payload, "error"), "in the stream (event: error)")
         if kind in ("message_start", "message_delta"):
@@ -144,12 +152,10 @@ class Anthropic(Dialect):
                 parts.add_text(get(block, "text"))
             elif kind_of_block == "thinking":
                 parts.add_reasoning(get(block, "thinking"))
-        elif kind == "content_block_delta":
+        elif kind == "content_block_delta":  # (text_delta: observe()'s hot path)
             delta = get(payload, "delta")
             kind_of_delta = get(delta, "type")
-            if kind_of_delta == "text_delta":
-                parts.add_text(get(delta, "text"))
-            elif kind_of_delta == "thinking_delta":
+            if kind_of_delta == "thinking_delta":
                 parts.add_reasoning(get(delta, "thinking"))
             elif kind_of_delta == "input_json_delta" and parts.known(index):
                 parts.add_arguments(index, get(delta, "partial_json"))

@@ -34,7 +34,7 @@ from ._dialect import (
     text,
 )
 from ._outcome import Verdict
-from ._usage import Usage, count, merge
+from ._usage import UNAVAILABLE, Usage
 
 __all__ = ["Gemini"]
 
@@ -83,29 +83,27 @@ class Gemini(Dialect):
         self.last_finish_at: int | None = None
         self.calls = 0
         self.open: int | None = None  # the call whose arguments are streaming
+        self.counts: tuple[int | None, ...] = _NO_FIGURES  # the usage figures so far
+        self.final = False  # the latest figures are the final ones
 
     # -- tracking ------------------------------------------------------------------
 
     def observe(self, event: Event, payload: Any) -> Verdict | None:
-        error = get(payload, "error")
+        # (dict.get after one type test, not get(): this runs for every chunk.)
+        chunk = payload if type(payload) is dict else {}
+        error = chunk.get("error")
         if error:
             return failed(error, "in the stream")
-        blocked = text(get(payload, "promptFeedback", "blockReason"))
+        feedback = chunk.get("promptFeedback")
+        blocked = None if feedback is None else text(get(feedback, "blockReason"))
         if not blocked:
-            self._candidates(event, payload)
-        usage = get(payload, "usageMetadata")
-        if isinstance(usage, dict):
+            self._candidates(event, chunk.get("candidates"))
+        usage = chunk.get("usageMetadata")
+        if type(usage) is dict:
             # Each chunk's usageMetadata gives the figures so far; the last chunk's,
             # the one whose candidates carry their finishReason, are the final ones.
             final = bool(blocked) or (bool(self.finishes) and self.seen <= self.finishes.keys())
-            found = Usage(
-                count(usage, "promptTokenCount"),
-                count(usage, "candidatesTokenCount"),
-                count(usage, "cachedContentTokenCount"),
-                count(usage, "thoughtsTokenCount"),
-                "reported" if final else "partial",
-            )
-            self.figures = merge(self.figures, found)
+            self._usage(usage, final)
         if blocked:
             explanation = self.BLOCK.get(blocked, "the prompt was blocked")
             return Verdict(
@@ -113,10 +111,35 @@ class Gemini(Dialect):
             )
         return None
 
-    def _candidates(self, event: Event, payload: Any) -> None:
-        candidates = get(payload, "candidates")
-        for candidate in candidates if isinstance(candidates, list) else ():
-            if not isinstance(candidate, dict):
+    def _usage(self, usage: dict[str, Any], final: bool) -> None:
+        """Merge a chunk's figures into ``counts``, the four figures as a tuple: the
+        Usage is made once, by usage(), not per chunk (issue 35, item 5)."""
+        get = usage.get
+        found = (
+            _figure(get("promptTokenCount")),
+            _figure(get("candidatesTokenCount")),
+            _figure(get("cachedContentTokenCount")),
+            _figure(get("thoughtsTokenCount")),
+        )
+        if found == _NO_FIGURES:
+            return  # an empty usage object is no report
+        old = self.counts
+        self.counts = (
+            old[0] if found[0] is None else found[0],
+            old[1] if found[1] is None else found[1],
+            old[2] if found[2] is None else found[2],
+            old[3] if found[3] is None else found[3],
+        )
+        self.final = final
+
+    def usage(self) -> Usage:
+        if self.counts == _NO_FIGURES:
+            return UNAVAILABLE
+        return Usage(*self.counts, "reported" if self.final else "partial")
+
+    def _candidates(self, event: Event, candidates: Any) -> None:
+        for candidate in candidates if type(candidates) is list else ():
+            if type(candidate) is not dict:
                 continue
             # "index" is left out of the JSON for candidate 0 (proto3 default).
             index = candidate.get("index", 0)
@@ -124,7 +147,9 @@ class Gemini(Dialect):
                 continue
             self.seen.add(index)
             if index == 0:
-                self._content(get(candidate, "content", "parts"))
+                content = candidate.get("content")
+                if type(content) is dict:
+                    self._content(content.get("parts"))
             reason = candidate.get("finishReason")
             if isinstance(reason, str):
                 self.finishes[index] = reason
@@ -133,8 +158,11 @@ class Gemini(Dialect):
     def _content(self, parts: Any) -> None:
         """Candidate 0's parts: text, thoughts (``"thought": true``), function calls,
         which Gemini sends whole, each in one part."""
-        for part in parts if isinstance(parts, list) else ():
-            if not isinstance(part, dict):
+        for part in parts if type(parts) is list else ():
+            if type(part) is not dict:
+                continue
+            if len(part) == 1 and type(part.get("text")) is str:
+                self.parts.text.append(part["text"])  # the hot path: a part of text only
                 continue
             if part.get("thought") is True:
                 self.parts.add_reasoning(part.get("text"))
@@ -212,6 +240,14 @@ class Gemini(Dialect):
     @staticmethod
     def claims_payload(kind: str | None, payload: Any) -> bool:
         return get(payload, "candidates") is not None or get(payload, "promptFeedback") is not None
+
+
+_NO_FIGURES: Final = (None, None, None, None)
+
+
+def _figure(value: Any) -> int | None:
+    """A figure: a non-negative int (not a bool), else None (as _usage.count says)."""
+    return value if type(value) is int and value >= 0 else None
 
 
 # -- streamed function-call arguments (Vertex AI) -----------------------------------------

@@ -108,19 +108,25 @@ class OpenAIChat(Dialect):
                 "choice",
                 "data: [DONE] arrived",
             )
-        error = get(payload, "error")
+        # (dict.get after one type test, not get(): this runs for every chunk.)
+        chunk = payload if type(payload) is dict else {}
+        error = chunk.get("error")
         if event.type == "error" or error:
             return failed(error or payload, "in the stream")
-        choices = get(payload, "choices")
-        self._usage(get(payload, "usage"), final=choices == [])
-        for choice in choices if isinstance(choices, list) else ():
-            index = get(choice, "index")
+        choices = chunk.get("choices")
+        usage = chunk.get("usage")
+        if usage is not None or self.usage_last:
+            self._usage(usage, final=choices == [])
+        for choice in choices if type(choices) is list else ():
+            if type(choice) is not dict:
+                continue
+            index = choice.get("index")
             if not isinstance(index, int):
                 continue
             self.seen.add(index)
             if index == 0:
-                self._delta(get(choice, "delta"))
-            reason = get(choice, "finish_reason")
+                self._delta(choice.get("delta"))
+            reason = choice.get("finish_reason")
             if isinstance(reason, str):
                 self.finishes[index] = reason
                 if index == 0 and self.FINISH.get(reason, (False,))[0]:
@@ -146,15 +152,19 @@ class OpenAIChat(Dialect):
 
     def _delta(self, delta: Any) -> None:
         """Choice 0's delta: content, reasoning (compatible servers), tool calls."""
-        if not isinstance(delta, dict):
+        if type(delta) is not dict:
             return
         content = delta.get("content")
-        if isinstance(content, list):
+        if type(content) is str:
+            self.parts.text.append(content)
+        elif isinstance(content, list):
             self._chunks(content)
-        else:
-            self.parts.add_text(content)
-        self.parts.add_reasoning(delta.get("reasoning_content", delta.get("reasoning")))
+        reasoning = delta.get("reasoning_content", delta.get("reasoning"))
+        if reasoning is not None:
+            self.parts.add_reasoning(reasoning)
         calls = delta.get("tool_calls")
+        if calls is None and "function_call" not in delta:
+            return  # a text delta: nothing more in it
         for position, call in enumerate(calls if isinstance(calls, list) else ()):
             index = get(call, "index")
             id = get(call, "id")

@@ -82,6 +82,11 @@ class OpenAIResponses(Dialect):
 
     def observe(self, event: Event, payload: Any) -> Verdict | None:
         kind = kind_of(event, payload)
+        if kind == "response.output_text.delta":  # the hot path: most of the events
+            delta = payload.get("delta") if type(payload) is dict else None
+            if type(delta) is str:
+                self.parts.text.append(delta)
+            return None
         if kind in _TERMINAL:
             # The Response object's usage: "input_tokens_details.cached_tokens",
             # "output_tokens_details.reasoning_tokens"; null while it is in progress.
@@ -115,10 +120,8 @@ class OpenAIResponses(Dialect):
 
     def _assemble(self, kind: Any, payload: Any) -> None:
         """The answer's part of an event: text, reasoning, a function call's pieces."""
-        parts = self.parts
-        if kind == "response.output_text.delta":
-            parts.add_text(get(payload, "delta"))
-        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+        parts = self.parts  # (output_text.delta: observe()'s hot path)
+        if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             parts.add_reasoning(get(payload, "delta"))
         elif kind in ("response.output_item.added", "response.output_item.done"):
             item = get(payload, "item")

@@ -67,6 +67,8 @@ class Tracker:
         self._error: PayloadError | None = None
         self._events = 0
         self._last_end: int | None = None  # just past the last complete item
+        # No verdict, outcome or error yet: feed()'s hot path applies.
+        self._open = True
 
     @property
     def dialect(self) -> str:
@@ -119,32 +121,47 @@ class Tracker:
                 (another ``EndOfStream`` is harmless).
             TypeError: not an Event, Comment or EndOfStream (``NEED_DATA``, say).
         """
-        if self._error is not None:
-            raise self._error
-        if isinstance(item, EndOfStream):
-            self.end(truncated=item.truncated)
-            return None
-        if self._outcome is not None:
-            raise LocalProtocolError("Tracker.feed() called after the end of the stream")
-        if isinstance(item, Comment):
-            self._mark_end(item.end)
-            return None
-        if not isinstance(item, Event):
-            raise TypeError(f"Tracker.feed() takes an Event, Comment or EndOfStream, not {item!r}")
+        if not (self._open and type(item) is Event):
+            # Not the hot path (an event of an open stream, issue 35, item 5): the
+            # checks that only other items, or a stream settled or ended, need.
+            if self._error is not None:
+                raise self._error
+            if isinstance(item, EndOfStream):
+                self.end(truncated=item.truncated)
+                return None
+            if self._outcome is not None:
+                raise LocalProtocolError("Tracker.feed() called after the end of the stream")
+            if isinstance(item, Comment):
+                self._mark_end(item.end)
+                return None
+            if not isinstance(item, Event):
+                raise TypeError(
+                    f"Tracker.feed() takes an Event, Comment or EndOfStream, not {item!r}"
+                )
+            if self._verdict is not None:
+                self._events += 1
+                self._mark_end(item.end)
+                return loads_lenient(item)  # settled: later events change nothing
         self._events += 1
-        if self._verdict is not None:
-            self._mark_end(item.end)
-            return loads_lenient(item)  # settled: later events change nothing
         try:
             payload = self._dialect.decode(item)
         except PayloadError as exc:
-            self._error = exc
+            self._fail(exc)
             raise
-        self._mark_end(item.end)
+        if item.end >= 0:
+            self._last_end = item.end
         verdict = self._dialect.observe(item, payload)
         if verdict is not None:
-            self._verdict = verdict._replace(offset=item.start if item.start >= 0 else None)
+            self._settle(verdict, item)
         return payload
+
+    def _settle(self, verdict: Verdict, item: Event) -> None:
+        self._verdict = verdict._replace(offset=item.start if item.start >= 0 else None)
+        self._open = False
+
+    def _fail(self, error: PayloadError) -> None:
+        self._error = error
+        self._open = False
 
     def end(self, *, truncated: bool = False, gave_up: str | None = None) -> Outcome:
         """The stream has ended (``truncated``: inside an event); return the outcome.
@@ -165,6 +182,7 @@ class Tracker:
             raise self._error
         if self._outcome is None:
             self._outcome = self._judge(truncated, gave_up)
+            self._open = False
         return self._outcome
 
     def _mark_end(self, end: int) -> None:

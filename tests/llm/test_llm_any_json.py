@@ -10,11 +10,12 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sse_sansio import Event
 from sse_sansio.llm import REFRAMER_DIALECTS, Reframer, UIMessageStreamWriter
+from sse_sansio.llm._dialect import decode_json
 from sse_sansio.testing import parse
 
 # Text of any code point, lone surrogates (category Cs) drawn often.
@@ -68,6 +69,8 @@ def test_a_lone_surrogate_in_an_error_message_is_sent_escaped(dialect: str) -> N
 
 
 @given(kind=TEXT)
+@example(kind="a\ud800")
+@example(kind="é")
 def test_a_type_of_any_text_is_an_event_name_only_where_it_can_be_written(kind: str) -> None:
     # Anthropic names its events after "type": one that cannot be an event: line
     # (a line break, a lone surrogate, empty) leaves the event as it came.
@@ -145,3 +148,26 @@ def test_a_circular_or_too_deep_value_is_a_value_error() -> None:
         deep = [deep]
     with pytest.raises(ValueError, match="nested too deeply"):
         WRITER.tool_output_available("t", deep)
+
+
+# --- the tracker's JSON decoder (issue 35, item 5) ------------------------------------
+
+
+def _outcome(decode: Any, text: str) -> tuple[str, Any]:
+    try:
+        return "value", decode(text)
+    except (ValueError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+@given(
+    value=JSON,
+    before=st.sampled_from(["", " ", "\n\t"]),
+    after=st.sampled_from(["", " ", "x", "1"]),
+)
+def test_the_trackers_decoder_is_json_loads(value: Any, before: str, after: str) -> None:
+    # The same values and the same errors as json.loads, for texts with whitespace
+    # around the value, extra data, or cut short.
+    text = before + json.dumps(value) + after
+    for probe in (text, text[: len(text) // 2], after):
+        assert repr(_outcome(decode_json, probe)) == repr(_outcome(json.loads, probe))

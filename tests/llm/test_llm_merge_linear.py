@@ -115,3 +115,30 @@ def test_a_field_that_holds_the_placeholder_keeps_the_events_apart() -> None:
     odd = {**chat("a"), "model": "\x00sse_sansio.TextMerge\x00"}
     merger = TextMerge("openai-chat")
     assert merger.merge(Event(data=json.dumps(odd)), Event(data=json.dumps(odd))) is None
+
+
+@pytest.mark.parametrize(
+    ("dialect", "payload", "event"),
+    [
+        (
+            "anthropic",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "text": "{"},
+            },
+            "content_block_delta",
+        ),
+        (
+            "openai-responses",
+            {"type": "response.output_text.delta", "delta": "a", "logprobs": [{"token": "a"}]},
+            "response.output_text.delta",
+        ),
+    ],
+    ids=["anthropic-not-text", "responses-logprobs"],
+)
+def test_a_first_event_outside_the_shape_starts_no_run(
+    dialect: str, payload: dict[str, Any], event: str
+) -> None:
+    first = Event(type=event, data=json.dumps(payload))
+    assert TextMerge(dialect).merge(first, first) is None

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sse_sansio import NEED_DATA, Connection, EndOfStream
+from sse_sansio import NEED_DATA, Connection, EndOfStream, Event
 from sse_sansio.llm import Answer, ToolCall, Tracker
 from sse_sansio.testing import parse
 from tests.helpers import chunkings
@@ -315,3 +315,58 @@ def test_giving_up_after_the_answer_ended_changes_nothing() -> None:
     assert tracker.end(gave_up="slow").cut == "gave-up"
     outcome = tracker_after(MISTRAL).end(gave_up="slow")
     assert (outcome.outcome, outcome.cut, outcome.stop_reason) == ("completed", None, "stop")
+
+
+# --- the hot paths keep the rules (issue 35, item 5) ---------------------------------
+
+
+def test_an_event_of_a_subclass_is_judged_as_an_event() -> None:
+    class Tagged(Event):
+        __slots__ = ()
+
+    tracker = Tracker("openai-chat")
+    for item in parse(b"".join(MISTRAL)):
+        if isinstance(item, Event):
+            item = Tagged(type=item.type, data=item.data, id=item.id, retry=item.retry)
+        tracker.feed(item)
+    assert tracker.answer == CASES["mistral"][2]
+    assert tracker.outcome.outcome == "completed"
+
+
+def test_text_deltas_of_other_shapes_are_ignored_on_the_hot_paths() -> None:
+    responses = named({"type": "response.output_text.delta", "delta": 7})
+    responses += b"event: response.output_text.delta\ndata: [1]\n\n"
+    responses += named({"type": "response.output_text.delta", "delta": "ok"})
+    assert fed("openai-responses", [responses]).answer.text == "ok"
+    ui = data({"type": "text-delta", "id": "t", "delta": 7})
+    ui += b"event: delta\n" + data({"type": "text-delta", "id": "t", "delta": "named "})
+    ui += data({"type": "text-delta", "id": "t", "delta": "ok"})
+    assert fed("ai-sdk-ui", [ui]).answer.text == "named ok"
+    anthropic = named(
+        {"type": "content_block_delta", "index": "0", "delta": {"type": "text_delta", "text": "x"}}
+    )
+    anthropic += named(
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 1}}
+    )
+    assert fed("anthropic", [anthropic]).answer.text == ""
+
+
+def test_gemini_figures_merge_chunk_by_chunk() -> None:
+    def chunk(usage: dict[str, Any], **candidate: Any) -> bytes:
+        content = {"parts": [{"text": "a"}], "role": "model"}
+        return data({"candidates": [{"content": content, **candidate}], "usageMetadata": usage})
+
+    stream = chunk({"promptTokenCount": 8, "thoughtsTokenCount": 3})
+    stream += chunk({})  # no figure: no report
+    stream += chunk({"candidatesTokenCount": 5, "promptTokenCount": "8"}, finishReason="STOP")
+    usage = fed("gemini", [stream]).outcome.usage
+    assert (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens) == (8, 5, 3)
+    assert usage.provenance == "reported"
+
+
+def test_a_vertex_path_through_a_string_is_left_out() -> None:
+    stream = vertex_part({"functionCall": {"name": "f", "willContinue": True}})
+    stream += piece({"jsonPath": "$.a", "stringValue": "x"})
+    stream += piece({"jsonPath": "$.a.b.c", "stringValue": "y"}, going=False)
+    (call,) = fed("gemini", [stream]).answer.tool_calls
+    assert (call.arguments_json, call.complete) == ({"a": "x"}, True)

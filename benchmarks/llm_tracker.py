@@ -1,0 +1,353 @@
+"""llm.Tracker against json.loads of the same events (issue 35, item 5): ratios in one run.
+
+Run ``python benchmarks/llm_tracker.py`` (``--events N``, ``--rounds N``,
+``--dialects a,b``); ``--callgrind`` counts instructions per event of the tracker's
+loop instead (valgrind, as benchmarks/callgrind.py does: only the code inside a
+``functools.reduce()`` call is counted, after one untimed warm-up pass).
+
+For each dialect, one response of ``--events`` events in the shapes its API streams
+(from the API references; the tests' streams in tests/data/llm have the same fields):
+text deltas of one to three tokens, with the envelope each API sends around them, then
+the usage and the terminal events.  The events are parsed once, beforehand (the parser
+is measured elsewhere); two cases are timed on the same Event objects:
+
+- **floor**: ``json.loads(event.data)`` for every event whose data is JSON (OpenAI's
+  and the AI SDK's ``[DONE]`` is skipped): the least a program that reads the payloads
+  does;
+- **tracker**: ``Tracker(dialect)``, ``feed(event)`` for every event, ``end()``, then
+  ``outcome.usage`` and ``answer`` (text, reasoning and tool calls joined): the
+  outcome, usage and answer a gateway reports.  Target: at most 1.3x the floor.
+
+Timing is benchmarks/layers.py's: CPU time of this thread, the cases interleaved
+round-robin, the median of the rounds per case; a ratio is two medians of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import reduce
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+from sse_sansio import Event  # noqa: E402
+from sse_sansio.llm import Tracker  # noqa: E402
+from sse_sansio.testing import parse  # noqa: E402
+
+TARGET = 1.3
+WORDS = ("the", " model", " streams", " a", " token", ",", " then", " another", " one", ".")
+
+
+def _tokens(rng: random.Random) -> str:
+    return "".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3)))
+
+
+def _sse(payload: Any, event: str | None = None) -> bytes:
+    head = b"" if event is None else f"event: {event}\n".encode()
+    return head + b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
+
+
+def openai_chat(n: int, rng: random.Random) -> bytes:
+    base = {
+        "id": "chatcmpl-B9xMqv7hN3",
+        "object": "chat.completion.chunk",
+        "created": 1_730_000_000,
+        "model": "gpt-4o-mini-2024-07-18",
+        "system_fingerprint": "fp_0ba0d124f1",
+    }
+    out = []
+    for i in range(n - 3):
+        delta = {"role": "assistant", "content": ""} if i == 0 else {"content": _tokens(rng)}
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}
+        out.append(_sse({**base, "choices": [choice], "usage": None, "obfuscation": "kW3x"}))
+    last = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}
+    out.append(_sse({**base, "choices": [last], "usage": None}))
+    usage = {
+        "prompt_tokens": 19,
+        "completion_tokens": n,
+        "total_tokens": n + 19,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+    }
+    out.append(_sse({**base, "choices": [], "usage": usage}))
+    out.append(b"data: [DONE]\n\n")
+    return b"".join(out)
+
+
+def openai_responses(n: int, rng: random.Random) -> bytes:
+    def named(payload: dict[str, Any]) -> bytes:
+        return _sse(payload, payload["type"])
+
+    response = {"id": "resp_67ccd2bed1ec8190", "object": "response", "model": "gpt-4o"}
+    out = [
+        named(
+            {
+                "type": "response.created",
+                "sequence_number": 0,
+                "response": {**response, "status": "in_progress", "output": [], "usage": None},
+            }
+        )
+    ]
+    for i in range(1, n - 1):
+        delta = {
+            "type": "response.output_text.delta",
+            "sequence_number": i,
+            "item_id": "msg_67ccd2bf17f0819081ff3bb2cf6508e6",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": _tokens(rng),
+            "logprobs": [],
+            "obfuscation": "Jd9P",
+        }
+        out.append(named(delta))
+    usage = {
+        "input_tokens": 36,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": n,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": n + 36,
+    }
+    done = {**response, "status": "completed", "usage": usage}
+    out.append(named({"type": "response.completed", "sequence_number": n, "response": done}))
+    return b"".join(out)
+
+
+def anthropic(n: int, rng: random.Random) -> bytes:
+    def named(payload: dict[str, Any]) -> bytes:
+        return _sse(payload, payload["type"])
+
+    message = {
+        "id": "msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY",
+        "type": "message",
+        "role": "assistant",
+        "content": [],
+        "model": "claude-sonnet-4-5",
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 25, "output_tokens": 1},
+    }
+    out = [
+        named({"type": "message_start", "message": message}),
+        named(
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            }
+        ),
+    ]
+    for _ in range(n - 5):
+        delta = {"type": "text_delta", "text": _tokens(rng)}
+        out.append(named({"type": "content_block_delta", "index": 0, "delta": delta}))
+    out.append(named({"type": "content_block_stop", "index": 0}))
+    out.append(
+        named(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": n},
+            }
+        )
+    )
+    out.append(named({"type": "message_stop"}))
+    return b"".join(out)
+
+
+def gemini(n: int, rng: random.Random) -> bytes:
+    out = []
+    for i in range(n):
+        candidate: dict[str, Any] = {
+            "content": {"parts": [{"text": _tokens(rng)}], "role": "model"},
+            "index": 0,
+        }
+        if i == n - 1:
+            candidate["finishReason"] = "STOP"
+        usage = {"promptTokenCount": 8, "candidatesTokenCount": i + 1, "totalTokenCount": i + 9}
+        payload = {
+            "candidates": [candidate],
+            "usageMetadata": usage,
+            "modelVersion": "gemini-2.5-flash",
+            "responseId": "Y3bLaO6fNqDXz7IPnM2J0Q8",
+        }
+        out.append(_sse(payload))
+    return b"".join(out)
+
+
+def ai_sdk_ui(n: int, rng: random.Random) -> bytes:
+    out = [
+        _sse({"type": "start", "messageId": "msg_Qd2tK1"}),
+        _sse({"type": "start-step"}),
+        _sse({"type": "text-start", "id": "txt-0"}),
+    ]
+    for _ in range(n - 7):
+        out.append(_sse({"type": "text-delta", "id": "txt-0", "delta": _tokens(rng)}))
+    out.append(_sse({"type": "text-end", "id": "txt-0"}))
+    out.append(_sse({"type": "finish-step"}))
+    usage = {"inputTokens": 12, "outputTokens": n, "totalTokens": n + 12}
+    out.append(
+        _sse({"type": "finish", "finishReason": "stop", "messageMetadata": {"usage": usage}})
+    )
+    out.append(b"data: [DONE]\n\n")
+    return b"".join(out)
+
+
+STREAMS: dict[str, Callable[[int, random.Random], bytes]] = {
+    "openai-chat": openai_chat,
+    "openai-responses": openai_responses,
+    "anthropic": anthropic,
+    "gemini": gemini,
+    "ai-sdk-ui": ai_sdk_ui,
+}
+
+
+def events_of(dialect: str, n: int) -> list[Event]:
+    stream = STREAMS[dialect](n, random.Random(7))
+    return [item for item in parse(stream) if isinstance(item, Event)]
+
+
+def floor(events: list[Event]) -> Callable[[], object]:
+    datas = [event.data for event in events if event.data != "[DONE]"]
+    loads = json.loads
+
+    def run() -> object:
+        last = None
+        for data in datas:
+            last = loads(data)
+        return last
+
+    return run
+
+
+def tracker(dialect: str, events: list[Event]) -> Callable[[], object]:
+    def run() -> object:
+        t = Tracker(dialect)
+        feed = t.feed
+        for event in events:
+            feed(event)
+        outcome = t.end()
+        return outcome.outcome, outcome.usage, t.answer
+
+    return run
+
+
+def timed(cases: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """The median CPU seconds of one run of each case, interleaved round-robin."""
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    names = list(cases)
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            gc.collect()
+            start = time.thread_time()
+            cases[name]()
+            samples[name].append(time.thread_time() - start)
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def check(dialect: str, events: list[Event]) -> None:
+    """The tracker's answer is the whole stream's: a benchmark of a wrong answer is void."""
+    outcome, usage, answer = tracker(dialect, events)()  # type: ignore[misc]
+    assert outcome == "completed", (dialect, outcome)
+    assert usage.provenance == "reported", (dialect, usage)
+    assert len(answer.text) > len(events), (dialect, len(answer.text))
+
+
+# -- callgrind: instructions per event, deterministic -------------------------------------
+
+_TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
+
+
+def _counted(dialect: str, n: int, case: str) -> None:
+    """Run in the child process under valgrind: warm up, then one counted pass."""
+    events = events_of(dialect, n)
+    run = floor(events) if case == "floor" else tracker(dialect, events)
+    run()
+    reduce(lambda _, __: run(), [None, None], None)  # the counted pass: reduce calls it once
+
+
+def callgrind(dialects: list[str], n: int) -> int:
+    print("| dialect | json.loads, instr/event | Tracker, instr/event | ratio |")
+    print("|---|---:|---:|---:|")
+    for dialect in dialects:
+        counts = {}
+        for case in ("floor", "tracker"):
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / "callgrind.out"
+                code = (
+                    f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+                    "from benchmarks import llm_tracker as b; "
+                    f"b._counted({dialect!r}, {n}, {case!r})"
+                )
+                subprocess.run(
+                    [
+                        "valgrind",
+                        "--tool=callgrind",
+                        "--collect-atstart=no",
+                        "--toggle-collect=functools_reduce",
+                        f"--callgrind-out-file={out}",
+                        sys.executable,
+                        "-c",
+                        code,
+                    ],
+                    check=True,
+                    capture_output=True,
+                    env={**os.environ, "PYTHONHASHSEED": "0"},
+                )
+                found = _TOTAL.search(out.read_text())
+                assert found is not None
+                counts[case] = int(found[1]) / len(events_of(dialect, n))
+        ratio = counts["tracker"] / counts["floor"]
+        print(f"| {dialect} | {counts['floor']:,.0f} | {counts['tracker']:,.0f} | {ratio:.2f}x |")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=31)
+    parser.add_argument("--dialects", default=",".join(STREAMS))
+    parser.add_argument("--callgrind", action="store_true")
+    args = parser.parse_args(argv)
+    dialects = args.dialects.split(",")
+    if args.callgrind:
+        return callgrind(dialects, args.events)
+    cases: dict[str, Callable[[], object]] = {}
+    counts = {}
+    for dialect in dialects:
+        events = events_of(dialect, args.events)
+        check(dialect, events)
+        counts[dialect] = len(events)
+        cases[f"{dialect} floor"] = floor(events)
+        cases[f"{dialect} tracker"] = tracker(dialect, events)
+    medians = timed(cases, args.rounds)
+    print(
+        f"Python {sys.version.split()[0]}, {args.events} events per response, {args.rounds} rounds"
+    )
+    print("| dialect | json.loads, ns/event | Tracker, ns/event | ratio | target |")
+    print("|---|---:|---:|---:|---:|")
+    worst = 0.0
+    for dialect in dialects:
+        f, t = (
+            medians[f"{dialect} {case}"] / counts[dialect] * 1e9 for case in ("floor", "tracker")
+        )
+        worst = max(worst, t / f)
+        print(f"| {dialect} | {f:,.0f} | {t:,.0f} | {t / f:.2f}x | {TARGET}x |")
+    print(f"worst ratio {worst:.2f}x (target {TARGET}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
