@@ -201,7 +201,7 @@ class RedisStreamStore:
 
     def append(self, event: Event) -> tuple[str, int]:
         """As :meth:`~sse_sansio.ReplayStore.append`, once however often redis-py
-        retries it (see :doc:`stores-contract`)."""
+        retries it (see :doc:`/stores-contract`)."""
         return self.append_many((event,))
 
     def append_many(self, events: Iterable[Event]) -> tuple[str, int]:
