@@ -1,8 +1,8 @@
 """A connection's options decide, for type checkers, which items it returns.
 
 ``Connection()`` returns Event, Comment, EndOfStream or NEED_DATA; one made with
-on_oversize, piece_size or diagnostics may also return SkippedEvent, DataPiece,
-PiecedEvent and Diagnostic, and so may iter_events() given such options or such a
+on_oversize, piece_size, diagnostics or updates may also return SkippedEvent, DataPiece,
+PiecedEvent, Diagnostic and Update, and so may iter_events() given such options or such a
 connection.  Typed as the classic items only, the branches that handle the others were
 unreachable to mypy and pyright, which then checked nothing in them (issue 26).  Both
 checkers run here with unreachable code reported, over a program and the two examples
@@ -131,7 +131,7 @@ BAD_LINES = {9, 15, 21, 25, 26, 27, 28, 29}
 # What each entry point returns, by its options, as the checkers must reveal it: the
 # item classes named in the revealed type (the container aside).
 FED = {"Event", "Comment"}
-OPT_IN = {"SkippedEvent", "DataPiece", "PiecedEvent", "Diagnostic"}
+OPT_IN = {"SkippedEvent", "DataPiece", "PiecedEvent", "Diagnostic", "Update"}
 PULLED = FED | {"EndOfStream", "NeedData"}  # next_event(): also the end and NEED_DATA
 END = {"EndOfStream"}
 REVEALED = [
@@ -142,6 +142,11 @@ REVEALED = [
     ("Connection(piece_size=8).next_event()", PULLED | OPT_IN),
     ("Connection(diagnostics=flag).next_event()", PULLED | OPT_IN),
     ("Connection(piece_size=size).next_event()", PULLED | OPT_IN),
+    ("Connection(updates=False).next_event()", PULLED),
+    ("Connection(updates=True).next_event()", PULLED | OPT_IN),
+    ("iter_events(chunks, updates=True)", FED | OPT_IN),
+    ("aiter_events(achunks, updates=flag)", FED | OPT_IN),
+    ("plan.events(chunks, updates=True)", FED | OPT_IN),
     ("iter_events(chunks)", FED),
     ("iter_events(chunks, max_event_size=None, last_event_id='7')", FED),
     ("iter_events(chunks, piece_size=8)", FED | OPT_IN),

@@ -152,6 +152,7 @@ OPTIONS = st.fixed_dictionaries(
         "on_oversize": st.sampled_from(["error", "skip"]),
         "piece_size": st.one_of(st.none(), st.integers(1, 12), st.integers(1, 5000)),
         "diagnostics": st.booleans(),
+        "updates": st.booleans(),
     },
 ).map(_fit_piece_size)
 
@@ -213,6 +214,7 @@ MODES = [
     {"piece_size": 7},
     {"diagnostics": True},
     {"on_oversize": "skip", "piece_size": 3, "diagnostics": True},
+    {"updates": True, "diagnostics": True, "on_oversize": "skip"},
 ]
 
 
