@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 from sse_sansio._events import Event
 
+from ._answer import Parts
 from ._dialect import Dialect
 from ._outcome import PayloadError, Verdict
 
@@ -64,11 +65,19 @@ def read(dialect: Dialect, event: Event, mark: Mark) -> Reading:
     if current.name != mark.dialect:
         mark = Mark(current.name)
     parts = dialect.answer_parts()
-    new_text = parts.text[mark.text :]
-    calls = len(parts.calls) + sum(
+    texts, reasonings = parts.text, parts.reasoning
+    # Most events add one fragment or none: slice and join only when there is one.
+    text = "".join(texts[mark.text :]) if len(texts) > mark.text else ""
+    reasoned = len(reasonings) > mark.reasoning and any(reasonings[mark.reasoning :])
+    calls = _calls(parts) if parts.calls else 0
+    token = bool(text) or reasoned or calls > mark.calls
+    now = Mark(current.name, len(texts), len(reasonings), calls, verdict is not None)
+    return Reading(text, token, current.moves(event, payload), verdict, now)
+
+
+def _calls(parts: Parts) -> int:
+    """A count that grows with every tool call, argument fragment or whole value."""
+    return len(parts.calls) + sum(
         len(call.parts) + (call.value is not None) + (call.final is not None)
         for call in parts.calls.values()
     )
-    token = bool(any(new_text) or any(parts.reasoning[mark.reasoning :]) or calls > mark.calls)
-    now = Mark(current.name, len(parts.text), len(parts.reasoning), calls, verdict is not None)
-    return Reading("".join(new_text), token, current.moves(event, payload), verdict, now)
