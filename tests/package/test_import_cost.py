@@ -31,7 +31,7 @@ ALLOWED: dict[str, str] = {
     # based package on CPython, shared by any library of its kind.
     "typing": "annotations that are evaluated (Protocol, NamedTuple, overload, Generic)",
     "re": "the line splitter and the field checks of the receive core",
-    "enum": "re's flags (and AttemptEnd and StopCause, once the planner is loaded)",
+    "enum": "NeedData, NEED_DATA's class, and re's flags",
     "dataclasses": "the value types loaded at import: ResponseCheck, StoreSnapshot",
     "inspect": "dataclasses imports it; _public.py tells classes from functions",
     "ast": "inspect imports it",
@@ -41,7 +41,7 @@ ALLOWED: dict[str, str] = {
     "tokenize": "inspect imports it (through linecache)",
     "linecache": "inspect imports it",
     "collections": "deque for the chunk queue and the replay store; the abcs",
-    "contextlib": "typing imports it; the core's suppress()",
+    "contextlib": "typing imports it",
     "functools": "typing and re import it; the core's cached helpers",
     "itertools": "chain, islice, accumulate in the core's fast paths",
     "operator": "itemgetter and friends in the fast path for uniform blocks",
@@ -50,11 +50,10 @@ ALLOWED: dict[str, str] = {
     "copy": "dataclasses imports it",
     "copyreg": "re imports it",
     "weakref": "copy imports it",
-    "types": "ModuleType, the attribute hook's return type",
+    "types": "ModuleType, the compiled core's type in _implementation.py",
     "warnings": "typing and re import it",
     "importlib": "the choice of the compiled core, and the subpackages loaded on first use",
-    # Ours alone, and light: a C module and a compiler flag module.
-    "math": "the clock checks (isfinite)",
+    # Ours alone, and light: a module of compiler flags.
     "__future__": "from __future__ import annotations, in every module",
 }
 
