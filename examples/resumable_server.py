@@ -199,7 +199,10 @@ def read_answer(
                 sock.sendall(request.encode() + b"\r\n")
                 status, headers, body = _response(sock)
                 for item in planner.events(body, status, headers):
-                    if isinstance(item, Event) and item.data:  # not the priming event
+                    # The priming event has empty data and a retry; a real event with
+                    # empty data is no primer (docs/client.rst: the priming event).
+                    primer = isinstance(item, Event) and not item.data and item.retry is not None
+                    if isinstance(item, Event) and not primer:
                         if item.type == "reset":
                             return events, "reset"
                         events.append(item)
