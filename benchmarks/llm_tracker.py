@@ -38,14 +38,14 @@ import time
 from collections.abc import Callable
 from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
 from sse_sansio import Event  # noqa: E402
-from sse_sansio.llm import Tracker  # noqa: E402
+from sse_sansio.llm import Answer, Tracker, Usage  # noqa: E402
 from sse_sansio.testing import parse  # noqa: E402
 
 TARGET = 1.3
@@ -130,7 +130,7 @@ def anthropic(n: int, rng: random.Random) -> bytes:
     def named(payload: dict[str, Any]) -> bytes:
         return _sse(payload, payload["type"])
 
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY",
         "type": "message",
         "role": "assistant",
@@ -259,7 +259,8 @@ def timed(cases: dict[str, Callable[[], object]], rounds: int) -> dict[str, floa
 
 def check(dialect: str, events: list[Event]) -> None:
     """The tracker's answer is the whole stream's: a benchmark of a wrong answer is void."""
-    outcome, usage, answer = tracker(dialect, events)()  # type: ignore[misc]
+    result = tracker(dialect, events)()
+    outcome, usage, answer = cast("tuple[str, Usage, Answer]", result)
     assert outcome == "completed", (dialect, outcome)
     assert usage.provenance == "reported", (dialect, usage)
     assert len(answer.text) > len(events), (dialect, len(answer.text))

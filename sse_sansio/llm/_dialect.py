@@ -68,7 +68,8 @@ NO_EVENT_TYPE = "message"  # what Event.type is when the block had no event: fie
 # around it, as every API sends it; anything else (whitespace around the value, no value,
 # extra data) goes to json.loads itself, so what is accepted and what is raised are
 # json.loads's own.
-_SCAN: Final = (json.scanner.c_make_scanner or json.scanner.py_make_scanner)(json.JSONDecoder())
+# (typeshed types make_scanner's argument as itself, not the decoder it takes)
+_SCAN: Final = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
 def decode_json(text: str) -> Any:

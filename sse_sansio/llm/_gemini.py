@@ -83,7 +83,7 @@ class Gemini(Dialect):
         self.last_finish_at: int | None = None
         self.calls = 0
         self.open: int | None = None  # the call whose arguments are streaming
-        self.counts: tuple[int | None, ...] = _NO_FIGURES  # the usage figures so far
+        self.counts: _Counts = _NO_FIGURES  # the usage figures so far
         self.final = False  # the latest figures are the final ones
 
     # -- tracking ------------------------------------------------------------------
@@ -114,28 +114,34 @@ class Gemini(Dialect):
     def _usage(self, usage: dict[str, Any], final: bool) -> None:
         """Merge a chunk's figures into ``counts``, the four figures as a tuple: the
         Usage is made once, by usage(), not per chunk (issue 35, item 5)."""
+        # (inline, no call per figure: this runs for every chunk)
         get = usage.get
-        found = (
-            _figure(get("promptTokenCount")),
-            _figure(get("candidatesTokenCount")),
-            _figure(get("cachedContentTokenCount")),
-            _figure(get("thoughtsTokenCount")),
-        )
-        if found == _NO_FIGURES:
+        prompt, output = get("promptTokenCount"), get("candidatesTokenCount")
+        cached, thoughts = get("cachedContentTokenCount"), get("thoughtsTokenCount")
+        if type(prompt) is not int or prompt < 0:
+            prompt = None
+        if type(output) is not int or output < 0:
+            output = None
+        if type(cached) is not int or cached < 0:
+            cached = None
+        if type(thoughts) is not int or thoughts < 0:
+            thoughts = None
+        if prompt is None and output is None and cached is None and thoughts is None:
             return  # an empty usage object is no report
         old = self.counts
         self.counts = (
-            old[0] if found[0] is None else found[0],
-            old[1] if found[1] is None else found[1],
-            old[2] if found[2] is None else found[2],
-            old[3] if found[3] is None else found[3],
+            old[0] if prompt is None else prompt,
+            old[1] if output is None else output,
+            old[2] if cached is None else cached,
+            old[3] if thoughts is None else thoughts,
         )
         self.final = final
 
     def usage(self) -> Usage:
         if self.counts == _NO_FIGURES:
             return UNAVAILABLE
-        return Usage(*self.counts, "reported" if self.final else "partial")
+        prompt, output, cached, thoughts = self.counts
+        return Usage(prompt, output, cached, thoughts, "reported" if self.final else "partial")
 
     def _candidates(self, event: Event, candidates: Any) -> None:
         for candidate in candidates if type(candidates) is list else ():
@@ -242,12 +248,8 @@ class Gemini(Dialect):
         return get(payload, "candidates") is not None or get(payload, "promptFeedback") is not None
 
 
-_NO_FIGURES: Final = (None, None, None, None)
-
-
-def _figure(value: Any) -> int | None:
-    """A figure: a non-negative int (not a bool), else None (as _usage.count says)."""
-    return value if type(value) is int and value >= 0 else None
+_Counts = tuple[int | None, int | None, int | None, int | None]
+_NO_FIGURES: Final[_Counts] = (None, None, None, None)
 
 
 # -- streamed function-call arguments (Vertex AI) -----------------------------------------
@@ -312,7 +314,7 @@ def _at(node: Any, step: str | int) -> Any:
     if not _fits(node, step):
         return None
     if isinstance(node, list):
-        return node[step] if step < len(node) else None  # type: ignore[operator]
+        return node[step] if step < len(node) else None  # type: ignore[index, operator]
     return node.get(step)
 
 

@@ -45,7 +45,7 @@ def vertex_last() -> bytes:
     return data({"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-3"})
 
 
-def piece(*args: dict[str, Any], going: bool = True) -> bytes:
+def piece(*args: Any, going: bool = True) -> bytes:
     call: dict[str, Any] = {"partialArgs": list(args)}
     if going:
         call["willContinue"] = True
