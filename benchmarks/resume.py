@@ -43,6 +43,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -77,9 +78,9 @@ def timed(cases: dict[str, Case], rounds: int, clock: Callable[[], float]) -> di
 
 
 def append_cases(evs: list[Event]) -> dict[str, Case]:
-    def window(**limits: int) -> Case:
+    def window(max_events: int | None = None) -> Case:
         def run() -> object:
-            w = ReplayWindow(**limits)
+            w = ReplayWindow(max_events=max_events)
             append = w.append
             for event in evs:
                 append(event)
@@ -131,8 +132,8 @@ def resume_cases(evs: list[Event], tails: list[int]) -> dict[str, Case]:
         resumed = w.resume(last_seen).events
         assert resumed == tuple(islice(kept, skip, None)) == floor_slice(skip)
         assert len(resumed) == k
-        cases[f"resume {k}: window"] = lambda last_seen=last_seen: repeat(w.resume, last_seen)
-        cases[f"resume {k}: floor"] = lambda skip=skip: repeat(floor_slice, skip)
+        cases[f"resume {k}: window"] = partial(repeat, w.resume, last_seen)
+        cases[f"resume {k}: floor"] = partial(repeat, floor_slice, skip)
     return cases
 
 
@@ -183,7 +184,7 @@ def redis_cases(port: int, evs: list[Event], batch: int) -> dict[str, Case]:
     limit = len(evs)
     batches = [evs[i : i + batch] for i in range(0, len(evs), batch)]
 
-    def fields(e: Event) -> dict[str, str]:
+    def fields(e: Event) -> dict[Any, Any]:
         return {"type": e.type, "data": e.data, "retry": "" if e.retry is None else str(e.retry)}
 
     def many() -> object:
@@ -220,7 +221,7 @@ def redis_cases(port: int, evs: list[Event], batch: int) -> dict[str, Case]:
     assert isinstance(store, RedisStreamStore)
     key = pipelined()
     kept = [e for _, e in store.read(0).events]
-    raw = client.xrange(str(key))
+    raw: Any = client.xrange(str(key))
     assert [e.data for e in kept] == [f[b"data"].decode() for _, f in raw] == [e.data for e in evs]
     client.flushall()
     return {

@@ -32,6 +32,7 @@ import json
 import socket
 import struct
 import time
+from collections.abc import Awaitable
 
 import redis
 import redis.asyncio
@@ -155,7 +156,7 @@ async def serve(options: argparse.Namespace) -> None:
     token = (await store.read(None)).token
     broadcast = Broadcast(token, options.max_events, options.max_buffer)
 
-    def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> object:
+    def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Awaitable[None]:
         if options.sndbuf:  # a small kernel buffer: a stalled reader shows sooner
             sock = writer.get_extra_info("socket")
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, options.sndbuf)

@@ -43,7 +43,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from sse_sansio._events import Event
@@ -291,7 +291,7 @@ class AsyncRedisStreamStore:
 
     async def follow(
         self, after: int = 0, *, count: int = 100, block: float = 5.0
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Every event kept after number ``after`` (0: from the oldest kept), then
         each one appended from now on, as it comes, with the ID the store gave it:
         the live tail that feeds a process's :class:`~sse_sansio.Hub` through a
@@ -306,8 +306,8 @@ class AsyncRedisStreamStore:
         cursor = f"0-{after}"
         block_ms = max(1, round(block * 1000))
         while True:
-            asked = {self._layout.key: cursor}
-            reply = await self._client.xread(asked, count=count, block=block_ms)
+            asked: dict[Any, Any] = {self._layout.key: cursor}
+            reply: Any = await self._client.xread(asked, count=count, block=block_ms)
             for _key, entries in reply or ():
                 for entry_id, fields in entries:
                     cursor = _text(entry_id)

@@ -79,6 +79,8 @@ def servers(redis_server: RedisServer) -> Iterator[Servers]:
         for process in processes:
             process.terminate()
             process.wait(timeout=10)
+            assert process.stdout is not None
+            process.stdout.close()
 
 
 def peak_rss(pid: int) -> int:
@@ -170,7 +172,16 @@ async def produce(servers: Servers, count: int, *options: str) -> None:
     assert await producer.wait() == 0
 
 
-async def scenario(servers: Servers) -> dict[str, object]:
+@dataclass
+class Outcome:
+    results: list[Reader]
+    stalled_finished: bool
+    stalled: Reader
+    late: Reader
+    behind: Reader
+
+
+async def scenario(servers: Servers) -> Outcome:
     ports = servers.ports
     opened = await asyncio.gather(*(open_stream(ports[i % 2]) for i in range(SUBSCRIBERS - 1)))
     stalled = await open_stream(ports[0], rcvbuf=2048)  # never read until the end
@@ -191,17 +202,12 @@ async def scenario(servers: Servers) -> dict[str, object]:
     await produce(servers, MORE, "--batch", "100", "--interval", "0")
     behind = Reader()
     assert await read_until_done(*await open_stream(ports[0], ids[10]), behind)
-    return {
-        "results": results,
-        "stalled": (finished, stalled_result),
-        "late": late,
-        "behind": behind,
-    }
+    return Outcome(results, finished, stalled_result, late, behind)
 
 
 def test_two_processes_1000_subscribers_one_never_reads(servers: Servers) -> None:
     outcome = asyncio.run(asyncio.wait_for(scenario(servers), TIMEOUT))
-    results: list[Reader] = outcome["results"]  # type: ignore[assignment]
+    results = outcome.results
     expected = list(range(EVENTS))
     ids = [e.id for e in results[0].events]
     for result in results:
@@ -209,13 +215,13 @@ def test_two_processes_1000_subscribers_one_never_reads(servers: Servers) -> Non
         assert [e.id for e in result.events] == ids  # the same IDs in both processes
     assert len(set(ids)) == EVENTS
 
-    finished, stalled = outcome["stalled"]  # type: ignore[misc]
-    assert not finished  # its connection was reset before `done`
+    stalled = outcome.stalled
+    assert not outcome.stalled_finished  # its connection was reset before `done`
     assert len(stalled.events) < EVENTS  # dropped as slow, not fed everything
 
-    late: Reader = outcome["late"]  # type: ignore[assignment]
+    late = outcome.late
     assert numbers(late.events) == list(range(251, EVENTS))
-    behind: Reader = outcome["behind"]  # type: ignore[assignment]
+    behind = outcome.behind
     assert behind.events[0].type == GAP
     kept = numbers(behind.events[1:])  # up to the first `done` still kept
     assert kept == list(range(kept[0], EVENTS))
