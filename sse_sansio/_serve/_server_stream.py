@@ -37,7 +37,11 @@
 # send() and data_to_send() also take Clock.read()'s fast path inline (an exact float,
 # finite and not backwards, is simply remembered; anything else gets the full check),
 # and read an exact Event's id and retry from its slots (a subclass may override the
-# properties: it pays for them).
+# properties: it pays for them).  send() keeps the common case (an exact Event on an
+# open stream with no window and no hub policy) inline, _queue() included, and writes
+# the commonest event (default type, one line, no ID or retry) with serialize()'s own
+# tests for it; data_to_send() hands out inline.  A property test holds send()'s bytes
+# and refusals equal to serialize()'s for any event, forged ones included.
 #
 # A Hub's subscribers (issue 34, _hub.py) are ServerStreams too, fed by deliver():
 # a Frame is an item serialized once for all of them, trusted because only
@@ -137,6 +141,7 @@ class ServerStream:
         self._burst = _count("coalesce_bytes", coalesce_bytes, 0) or _INFINITY
         self._max_buffer = _count("max_buffer", max_buffer, 1)
         self._window = window
+        self._plain = window is None  # send()'s inline path applies (no window, no policy)
         self._frames: list[bytes] | deque[bytes] = []
         self._size = 0
         self._due_at: float | None = None  # when the queued frames are due
@@ -191,23 +196,64 @@ class ServerStream:
             clock.latest = now
         else:
             now = clock.read(now, "send")
+        if type(item) is not Event or not self._plain or self._state != "open":
+            return self._send(item, now, urgent)
+        # The common case inline (issue 33, item 6: the send path near an f-string and
+        # a deque): an exact Event, read through tuple's own slots (as serialize()
+        # does), on an open stream without a window or a hub's policy.  Its commonest
+        # form, the default type with exact-str one-line data and no ID or retry, is
+        # written with serialize()'s own tests for that form; any other form goes to
+        # serialize(), and a malformed item or an encoding error to the full path,
+        # whose serialize() words the error.
+        try:
+            event_type, data, ident, retry = item[:4]
+        except ValueError:
+            return self._send(item, now, urgent)
+        if (
+            retry is None
+            and type(ident) is str
+            and not ident
+            and type(data) is str
+            and type(event_type) is str
+            and event_type == "message"
+            and "\n" not in data
+            and "\r" not in data
+        ):
+            try:
+                frame = f"data: {data}\n\n".encode()
+            except UnicodeEncodeError:
+                return self._send(item, now, urgent)
+        else:
+            frame = serialize(item)
+            urgent = urgent or retry is not None
+        # _queue(), inline.
+        size = self._size + len(frame)
+        if size > self._max_buffer and self._size:
+            self._queue(frame, now, urgent)  # "slow"
+        else:
+            self._frames.append(frame)
+            self._size = size
+            due_at = self._due_at
+            if due_at is None:
+                due_at = now + self._hold
+            if now < due_at and (urgent or size >= self._burst):
+                due_at = now
+            self._due_at = due_at
+        return ident or None
+
+    def _send(self, item: Event | Comment | bytes, now: float, urgent: bool) -> str | None:
+        """send() past its clock check, for every item and state."""
         if self._state in ("ended", "cut"):
             raise LocalProtocolError(f"send() after end(): the stream is {self._state}")
+        ident: str | None = None
         if isinstance(item, Event):
             if self._window is not None:
                 item = self._window.append(item)
             frame = serialize(item)
-            ident: str | None
-            retry: int | None
-            if type(item) is Event:
-                ident, retry = item[2], item[3]
-            else:
-                ident, retry = item.id, item.retry
-            ident = ident or None
+            ident, retry = item.id or None, item.retry
             urgent = urgent or retry is not None
         else:
             frame = self._frame(item)
-            ident = None
         if self._state == "open":
             self._queue(frame, now, urgent)
         return ident
@@ -220,8 +266,14 @@ class ServerStream:
         else:
             now = clock.read(now, "data_to_send")
         due_at = self._due_at
-        if due_at is not None and due_at <= now:
-            return self._hand_out(now)
+        if due_at is not None and due_at <= now:  # _hand_out(), inline (issue 33)
+            frames = self._frames
+            out = b"".join(frames)
+            frames.clear()
+            self._size = 0
+            self._due_at = None
+            self._unsaid = now
+            return out
         planner = self._told_planner()
         if planner is None:
             return b""
@@ -431,6 +483,7 @@ def subscriber(
         max_buffer=max_buffer,
     )
     stream._overflow = overflow
+    stream._plain = overflow == "disconnect"
     if overflow == "drop-oldest":
         stream._frames = deque()
     elif overflow == "conflate":

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sse_sansio import (
@@ -356,3 +356,54 @@ def test_stream_cut_is_a_protocol_error_with_a_default_message() -> None:
     assert not issubclass(StreamCut, OSError)
     assert str(StreamCut()) == "the stream was cut"
     assert str(StreamCut("upstream reset")) == "upstream reset"
+
+
+# --- send()'s inline path writes what serialize() writes (issue 33, item 6) ------------
+
+
+class _Str(str):
+    """A str subclass whose tests could lie: never on the inline path."""
+
+    def __contains__(self, item: object) -> bool:
+        return False
+
+
+_fields = st.sampled_from(["", "message", "x", "a\nb", "a\rb", "\0", "\ud800", _Str("m\ne")])
+_data = st.one_of(st.text(alphabet="ab\r\n\0\ud800\u00e9", max_size=6), _fields)
+
+
+@st.composite
+def _any_event(draw: st.DrawFn) -> Event:
+    """Events made by the constructor, and forged ones the constructor would refuse."""
+    # Biased to the inline path's form (the default type, no ID, no retry).
+    event_type = draw(st.one_of(st.just("message"), _fields))
+    data, ident = draw(_data), draw(st.one_of(st.just(""), _fields))
+    retry = draw(st.one_of(st.none(), st.integers(-1, 5)))
+    if draw(st.booleans()):
+        try:
+            return Event(type=event_type, data=data, id=ident, retry=retry)
+        except (TypeError, ValueError, LocalProtocolError):
+            pass
+    slots = draw(st.integers(0, 7))
+    return tuple.__new__(Event, (event_type, data, ident, retry, -1, -1, None)[:slots])
+
+
+def _outcome(call: object) -> object:
+    try:
+        return call()  # type: ignore[operator]
+    except (TypeError, ValueError, LocalProtocolError, UnicodeError) as exc:
+        return (type(exc).__name__, str(exc))
+
+
+@given(event=_any_event())
+@example(event=tuple.__new__(Event, ("message", _Str("m\ne"), "", None, -1, -1, None)))
+@example(event=tuple.__new__(Event, (_Str("message"), "x", _Str(""), None, -1, -1, None)))
+@settings(max_examples=400)
+def test_send_writes_what_serialize_writes_or_refuses_as_it_does(event: Event) -> None:
+    stream = ServerStream(now=0.0)
+
+    def sent() -> bytes:
+        stream.send(event, 0.0)
+        return stream.data_to_send(0.0)
+
+    assert _outcome(sent) == _outcome(lambda: serialize(event))
