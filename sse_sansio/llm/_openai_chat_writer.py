@@ -92,6 +92,8 @@ class OpenAIChatWriter(Writer):
     def finish(self, kind: str, usage: Usage) -> list[Event]:
         out = self._chunk({}, self.WORDS[kind])
         given = figures(usage, _USAGE)
+        if usage.input_tokens is not None and usage.output_tokens is not None:
+            given["total_tokens"] = usage.input_tokens + usage.output_tokens  # by definition
         if given:
             body = {"id": "chatcmpl-translated", "object": "chat.completion.chunk", "created": 0}
             out += [frame({**body, "model": "", "choices": [], "usage": given})]

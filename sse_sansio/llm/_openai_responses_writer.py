@@ -211,7 +211,10 @@ class OpenAIResponsesWriter(Writer):
     def finish(self, kind: str, usage: Usage) -> list[Event]:
         out = [*self._begin(), *self._close()]
         word = self.WORDS[kind]
-        given = figures(usage, _USAGE) or None
+        given = figures(usage, _USAGE)
+        if usage.input_tokens is not None and usage.output_tokens is not None:
+            given["total_tokens"] = usage.input_tokens + usage.output_tokens  # by definition
+        given = given or None  # the Response's usage is null when nothing is known
         if word == "completed":
             response = self._response("completed", usage=given)
             return [*out, self._event("response.completed", response=response)]

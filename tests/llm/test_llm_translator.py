@@ -514,3 +514,67 @@ def test_the_documented_reading_table_lists_every_stop_word_in_its_row() -> None
     for cell_index, source in enumerate(NAMES):
         for word, kind in STOP_KINDS[source].items():
             assert f"``{word}``" in by_kind[kind][cell_index], (source, word)
+
+
+# -- a real client: the openai SDK's own stream accumulators read the output ---------------
+
+
+def served(data: bytes, headers: dict[str, str]) -> Any:
+    """An openai client whose every request gets ``data`` as a streamed response."""
+    openai = pytest.importorskip("openai")
+    httpx = pytest.importorskip("httpx")
+
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, headers=headers, content=data)
+
+    transport = httpx.MockTransport(handler)
+    http_client = httpx.Client(transport=transport)
+    return openai.OpenAI(api_key="-", base_url="http://upstream/v1", http_client=http_client)
+
+
+TOOL_CALLS = {  # each API's word for a turn that ends in tool calls
+    "openai-chat": "tool_calls",
+    "openai-responses": "completed",
+    "anthropic": "tool_use",
+    "gemini": "STOP",
+    "ai-sdk-ui": "tool-calls",
+}
+
+
+@pytest.mark.parametrize("source", NAMES)
+def test_the_openai_sdk_assembles_a_translated_chat_stream(source: str) -> None:
+    scenario = replace(FULL, ending=("stop", TOOL_CALLS[source]))
+    translator, data = translated(source, "openai-chat", parse(w.stream(source, scenario)))
+    client = served(data, translator.headers)
+    with client.chat.completions.stream(
+        model="m", messages=[{"role": "user", "content": "?"}]
+    ) as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_completion()
+    (choice,) = final.choices
+    assert choice.finish_reason == "tool_calls"
+    assert choice.message.content == "Let me check that ✓."
+    got = [(c.function.name, json.loads(c.function.arguments)) for c in choice.message.tool_calls]
+    assert got == [("get_weather", {"city": "Paris", "unit": "C"}), ("get_time", {"tz": "CET"})]
+    assert (final.usage.prompt_tokens, final.usage.completion_tokens) == (31, 17)
+    assert final.usage.total_tokens == 48
+
+
+@pytest.mark.parametrize("source", NAMES)
+def test_the_openai_sdk_assembles_a_translated_responses_stream(source: str) -> None:
+    scenario = replace(FULL, ending=("stop", TOOL_CALLS[source]))
+    items = parse(w.stream(source, scenario))
+    translator, data = translated(source, "openai-responses", items)
+    client = served(data, translator.headers)
+    with client.responses.stream(model="m", input="?") as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_response()
+    assert final.status == "completed"
+    assert final.output_text == "Let me check that ✓."
+    reasoning = [o for o in final.output if o.type == "reasoning"]
+    assert [s.text for o in reasoning for s in o.summary] == ["The user wants weather."]
+    got = [(o.name, json.loads(o.arguments)) for o in final.output if o.type == "function_call"]
+    assert got == [("get_weather", {"city": "Paris", "unit": "C"}), ("get_time", {"tz": "CET"})]
+    assert (final.usage.input_tokens, final.usage.output_tokens) == (31, 17)
