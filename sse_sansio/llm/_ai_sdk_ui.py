@@ -218,8 +218,7 @@ class UIMessageStreamWriter:
 
     Raises (every method):
         TypeError: a value JSON cannot encode (an object of your own, say).
-        ValueError: a float that is not JSON (NaN, infinity), a circular reference,
-            or a value nested too deeply to encode.
+        ValueError: NaN or infinity, a circular reference, a value nested too deeply.
     """
 
     # Pickling (issue 32, item 4): no state, so its default pickle is its public name,
