@@ -183,7 +183,7 @@ def sanitize(session: nox.Session) -> None:
     branch is counted, and atheris's own libFuzzer and ASan runtime are preloaded, so
     that libFuzzer sees those counters (and atheris's of the pure core's Python): the
     corpus grows.  tests/fuzz/cores.py runs for FUZZ_SECONDS (default 60), then the
-    OSS-Fuzz target (tests/fuzz/oss-fuzz/connection_fuzzer.py) for 3,000 inputs.
+    OSS-Fuzz target (tests/fuzz/oss-fuzz/connection_fuzzer.py) for 1,000 inputs.
     The extension is built in a copy of the checkout, so that no other session ever
     loads the instrumented build.  ``nox -s cfuzz`` is the fast C-only fuzzer.
     """
@@ -244,7 +244,7 @@ def sanitize(session: nox.Session) -> None:
     seeds = str(Path(session.create_tmp()).resolve() / "oss-fuzz-seeds")
     shutil.rmtree(seeds, ignore_errors=True)
     session.run("python", target, "--seeds", seeds, env=sanitized)
-    session.run("python", target, "-runs=3000", "-max_len=512", seeds, env=sanitized)
+    session.run("python", target, "-runs=1000", "-max_len=512", seeds, env=sanitized)
     # Calls re-entering next_event() (finalizers, a second thread): no fuzzer finds them.
     # The decoder's values past its one-pass limit and of every width: the fuzzers'
     # short inputs seldom make those.
