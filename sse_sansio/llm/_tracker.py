@@ -92,6 +92,13 @@ class Tracker:
         return self._outcome
 
     @property
+    def settled(self) -> bool:
+        """An event settled the outcome (the API's terminal event, or an in-band error)
+        before the end of the stream: later events change nothing (the Translator
+        writes the target's ending at once)."""
+        return self._verdict is not None
+
+    @property
     def answer(self) -> Answer:
         """The answer as far as it arrived: text, reasoning and tool calls, joined now.
 

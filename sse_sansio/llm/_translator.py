@@ -15,8 +15,9 @@
 # or send them whole) are handed to the writer, after the part not yet streamed when the
 # streamed text is a prefix of them.
 #
-# Ending: the target's finish or error frames are written by end(), when the source's
-# Outcome is known (Gemini's only end marker is the end of the stream itself).  A cut
+# Ending: the target's finish or error frames are written as soon as the source's
+# outcome is known: with the event that settles it (the API's terminal event, an error),
+# or by end() (Gemini's only end marker is the end of the stream itself; a cut).  A cut
 # writes no terminal frame: the target's Tracker then reads a cut too.  Usage travels with the
 # finish, and only when the source's figures are its final ones ("reported").
 #
@@ -27,10 +28,10 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any, Final
 
-from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Comment, EndOfStream, Event
 from sse_sansio._pickling import public_reduce, restore
 
@@ -98,7 +99,7 @@ class Translator:
         self._reasoning = 0  # reasoning fragments handed on
         # Each call of the source's Parts, in order: [key, streamed text, started, ended].
         self._calls: list[list[Any]] = []
-        self._ended = False
+        self._ended = False  # the target's ending (or a cut's nothing) was written
 
     @property
     def headers(self) -> dict[str, str]:
@@ -118,6 +119,11 @@ class Translator:
     def feed(self, item: Event | Comment | EndOfStream) -> Output:
         """The target's items for the next upstream item (often none, or one).
 
+        The event that settles the source's outcome (its API's terminal event, or an
+        in-band error) also brings the target's ending (:meth:`end` then adds
+        nothing); Gemini's only end marker is the end of the stream, so a Gemini
+        source's ending comes from :meth:`end`.
+
         Raises:
             PayloadError: the event's data is not the JSON its dialect documents (as
                 :meth:`Tracker.feed` raises it; sticky).
@@ -126,21 +132,30 @@ class Translator:
         """
         if isinstance(item, EndOfStream):
             return self.end(truncated=item.truncated)
-        if self._ended:
-            raise LocalProtocolError("Translator.feed() called after the end of the stream")
-        self._tracker.feed(item)
+        tracker = self._tracker
+        tracker.feed(item)
         if isinstance(item, Comment):
             return [Comment(text=item.text)]
-        return self._steps(self._dialect.answer_parts())
+        out = self._steps(self._dialect.answer_parts())
+        if tracker.settled and not self._ended:
+            # The outcome is decided: a copy told that the stream ends here gives it
+            # (the tracker itself goes on taking the events that may follow).
+            out += self._ending(copy.deepcopy(tracker).end())
+        return out
 
-    def end(self, *, truncated: bool = False) -> Output:
+    def end(self, *, truncated: bool = False, gave_up: str | None = None) -> Output:
         """The upstream ended (``truncated``: inside an event): the target's ending.
 
         Completed or stopped: the target's finish frames (its stop word, usage where
         the source's figures are final, its end marker); failed: its error event; cut:
-        no terminal frame.  Calling it again returns ``[]``.
+        no terminal frame.  ``gave_up`` says why you stopped reading (a
+        :class:`~sse_sansio.Watchdog` verdict), as :meth:`Tracker.end` takes it.  An
+        ending already written by :meth:`feed` is not written again: ``[]``, as for a
+        second call.
         """
-        outcome = self._tracker.end(truncated=truncated)
+        return self._ending(self._tracker.end(truncated=truncated, gave_up=gave_up))
+
+    def _ending(self, outcome: Outcome) -> Output:
         if self._ended:
             return []
         self._ended = True

@@ -578,3 +578,38 @@ def test_the_openai_sdk_assembles_a_translated_responses_stream(source: str) -> 
     got = [(o.name, json.loads(o.arguments)) for o in final.output if o.type == "function_call"]
     assert got == [("get_weather", {"city": "Paris", "unit": "C"}), ("get_time", {"tz": "CET"})]
     assert (final.usage.input_tokens, final.usage.output_tokens) == (31, 17)
+
+
+# -- when the ending is written ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", NAMES)
+@pytest.mark.parametrize("source", [name for name in NAMES if name != "gemini"])
+def test_the_ending_comes_with_the_event_that_settles_the_source(source: str, target: str) -> None:
+    # A client gets its end marker when the upstream's arrives, not when the upstream
+    # closes its connection; what comes after it changes nothing.
+    items = parse(w.stream(source, replace(PLAIN, ending=("stop", w.WORDS[source][0]))))
+    events = [item for item in items if isinstance(item, Event)]
+    if source in ("openai-chat", "ai-sdk-ui"):
+        events = events[:-1]  # data: [DONE] comes after the finish (AI SDK: it settles)
+    translator, tracker = Translator(source, target), Tracker(source)
+    out: list[Event | Comment] = []
+    for event in events:
+        tracker.feed(event)
+        out += translator.feed(event)
+    if source == "openai-chat":  # [DONE] settles OpenAI Chat: the finish chunk did not
+        assert not tracker.settled
+        out += translator.feed(Event(data="[DONE]"))
+    assert ends(target, b"".join(serialize(item) for item in out))
+    assert translator.feed(events[-1]) == []  # a stray event after the terminal one
+    assert translator.end() == []
+    assert translator.outcome.outcome == "completed"
+
+
+def test_the_caller_giving_up_is_a_cut_with_no_ending() -> None:
+    translator = Translator("anthropic", "ai-sdk-ui")
+    items = parse(w.stream("anthropic", replace(PLAIN, ending=("cut",))))
+    out = [frame for item in items[:-1] for frame in translator.feed(item)]
+    assert translator.end(gave_up="the watchdog saw no progress for 30 s") == []
+    assert (translator.outcome.outcome, translator.outcome.cut) == ("cut", "gave-up")
+    assert not ends("ai-sdk-ui", b"".join(serialize(item) for item in out))
