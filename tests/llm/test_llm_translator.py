@@ -613,3 +613,15 @@ def test_the_caller_giving_up_is_a_cut_with_no_ending() -> None:
     assert translator.end(gave_up="the watchdog saw no progress for 30 s") == []
     assert (translator.outcome.outcome, translator.outcome.cut) == ("cut", "gave-up")
     assert not ends("ai-sdk-ui", b"".join(serialize(item) for item in out))
+
+
+def test_every_dialect_has_a_writer_beside_its_module() -> None:
+    # Adding a dialect is its module, its writer (<module>_writer.py, which names it by
+    # class, never by a quoted name: test_llm_registry.py) and a line in each table.
+    from sse_sansio.llm._registry import DIALECTS
+    from sse_sansio.llm._translator import WRITERS
+
+    assert tuple(WRITERS) == tuple(DIALECTS)
+    for name, writer in WRITERS.items():
+        assert writer.dialect is DIALECTS[name]
+        assert writer.__module__ == f"{DIALECTS[name].__module__}_writer"
