@@ -4,7 +4,7 @@
 # Pipeline: source items -> the source's own Tracker (its dialect's reading fills the
 # answer's Parts and judges the outcome) -> neutral steps (_writing.py: text,
 # reasoning, a tool call's start, argument fragments and end; at the end finish, fail,
-# or nothing for a cut) -> the target's writer -> target events.
+# or for a cut only what a writer held back) -> the target's writer -> target events.
 #
 # Reading by the Parts: after each source event, what the dialect's Parts gained since
 # the last event (new text and reasoning fragments, new calls, new argument fragments, a
@@ -18,8 +18,10 @@
 # Ending: the target's finish or error frames are written as soon as the source's
 # outcome is known: with the event that settles it (the API's terminal event, an error),
 # or by end() (Gemini's only end marker is the end of the stream itself; a cut).  A cut
-# writes no terminal frame: the target's Tracker then reads a cut too.  Usage travels with the
-# finish, and only when the source's figures are its final ones ("reported").
+# writes no terminal frame: the target's Tracker then reads a cut too.  Usage travels
+# with the finish, and only when the source's figures are its final ones ("reported").
+# The outcome at the settling event is a copy of the tracker ended there: the event
+# settled it, so the real end gives the same (the tracker itself takes later events).
 #
 # Invariants: the target's Tracker fed the output reports the source's outcome word,
 # its stop kind (through the writers' tables: docs/llm-translation.rst), its answer and

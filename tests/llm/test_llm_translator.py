@@ -22,11 +22,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sse_sansio import Comment, EndOfStream, Event, LocalProtocolError, serialize
+from sse_sansio import NEED_DATA, Comment, EndOfStream, Event, LocalProtocolError, serialize
 from sse_sansio.llm import (
     REFRAMER_DIALECTS,
     UI_MESSAGE_STREAM_HEADERS,
     Outcome,
+    PayloadError,
     Tracker,
     Translator,
     Usage,
@@ -625,3 +626,13 @@ def test_every_dialect_has_a_writer_beside_its_module() -> None:
     for name, writer in WRITERS.items():
         assert writer.dialect is DIALECTS[name]
         assert writer.__module__ == f"{DIALECTS[name].__module__}_writer"
+
+
+def test_a_payload_that_breaks_the_source_rules_is_the_trackers_error() -> None:
+    translator = Translator("anthropic", "openai-chat")
+    with pytest.raises(PayloadError, match="message_start"):
+        translator.feed(Event(type="message_start", data="{not json"))
+    with pytest.raises(PayloadError):  # sticky, as the Tracker's
+        translator.end()
+    with pytest.raises(TypeError):
+        Translator("gemini", "anthropic").feed(NEED_DATA)  # type: ignore[arg-type]
