@@ -141,7 +141,8 @@ class ServerStream:
         self._burst = _count("coalesce_bytes", coalesce_bytes, 0) or _INFINITY
         self._max_buffer = _count("max_buffer", max_buffer, 1)
         self._window = window
-        self._plain = window is None  # send()'s inline path applies (no window, no policy)
+        # send()'s inline path applies: open, no window, no hub policy (kept with _state).
+        self._plain = window is None
         self._frames: list[bytes] | deque[bytes] = []
         self._size = 0
         self._due_at: float | None = None  # when the queued frames are due
@@ -196,15 +197,15 @@ class ServerStream:
             clock.latest = now
         else:
             now = clock.read(now, "send")
-        if type(item) is not Event or not self._plain or self._state != "open":
+        if type(item) is not Event or not self._plain:
             return self._send(item, now, urgent)
         # The common case inline (issue 33, item 6: the send path near an f-string and
         # a deque): an exact Event, read through tuple's own slots (as serialize()
-        # does), on an open stream without a window or a hub's policy.  Its commonest
-        # form, the default type with exact-str one-line data and no ID or retry, is
-        # written with serialize()'s own tests for that form; any other form goes to
-        # serialize(), and a malformed item or an encoding error to the full path,
-        # whose serialize() words the error.
+        # does), on an open stream without a window or a hub's policy (``_plain``).
+        # Its commonest form, the default type with exact-str one-line data and no ID
+        # or retry, is written with serialize()'s own tests for that form; any other
+        # form goes to serialize(), and a malformed item or an encoding error to the
+        # full path, whose serialize() words the error.
         try:
             event_type, data, ident, retry = item[:4]
         except ValueError:
@@ -299,6 +300,7 @@ class ServerStream:
         if self._state == "slow":
             return
         self._state = "cut" if cut else "ended"
+        self._plain = False
         if self._due_at is not None:
             self._due_at = min(self._due_at, now)
 
@@ -351,6 +353,7 @@ class ServerStream:
                 self._size = 0
                 self._due_at = None
                 self._state = "slow"
+                self._plain = False
                 return
             size = self._drop_oldest(len(frame)) + len(frame)
         self._frames.append(frame)
