@@ -396,6 +396,7 @@ def _outcome(call: object) -> object:
 
 
 @given(event=_any_event())
+@example(event=Event(data="a\ud800"))  # UTF-8 cannot encode it: serialize() words why
 @example(event=tuple.__new__(Event, ("message", _Str("m\ne"), "", None, -1, -1, None)))
 @example(event=tuple.__new__(Event, (_Str("message"), "x", _Str(""), None, -1, -1, None)))
 @settings(max_examples=400)
