@@ -150,7 +150,10 @@ class Coalescer:
 
         ``frame`` is one or more whole frames as bytes (the last line ended by LF or
         CR), or an Event or a Comment, which is serialized (or, with ``merge``, may be
-        joined to the event pushed before it).
+        joined to the event pushed before it).  An event parsed with
+        ``Connection(keep_raw=True)`` whose ``raw`` bytes are exactly what
+        :func:`~sse_sansio.serialize` writes for it (one ``data:`` line and the blank
+        line) is held as those bytes, without encoding its text again.
 
         Raises:
             TypeError: ``frame`` is neither bytes nor an Event or Comment.
