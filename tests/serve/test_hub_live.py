@@ -134,3 +134,24 @@ def test_a_stalled_client_costs_its_max_buffer_and_never_delays_the_reader(
             stalled.close()
 
     run(main)
+
+
+@pytest.mark.parametrize("framework", ["uvicorn", "aiohttp"])
+def test_a_client_that_leaves_is_unsubscribed(framework: str) -> None:
+    # uvicorn's send() returns silently once the client is gone: without the page's
+    # http.disconnect watch its writer would drain the stream for nobody, for ever.
+    async def main() -> None:
+        room = PAGE["Room"]("disconnect")
+        async with served(framework, room) as (host, port):
+            sock = await stalled_client(host, port)
+            await until(lambda: len(room.hub.subscribers) == 1)
+            sock.close()
+
+            async def publish_until_gone() -> None:
+                while room.hub.subscribers:  # aiohttp notices at the next write
+                    room.publish(Event(data="anyone there?"))
+                    await asyncio.sleep(0.01)
+
+            await asyncio.wait_for(publish_until_gone(), GUARD)
+
+    run(main)
