@@ -9,6 +9,8 @@ out, keepalives, backpressure, disconnects); ``_asgi.py`` (``sse_sansio.asgi``) 
 framework only inside themselves, so that ``import sse_sansio`` imports none.
 ``_relay.py`` (``sse_sansio.Relay``) is a source for gateways: an upstream's bytes
 parsed (``_receive``), watched (``_health``'s Watchdog) and judged (``llm``).
+``_hub.py`` (``sse_sansio.Hub``) fans one producer's items out to many ServerStreams,
+each serialized once, with a policy for the subscriber that falls behind.
 
 What it may import: the top-level vocabulary, ``_health`` (the keepalive planner) and
 ``_resume`` (the replay window); ``_receive`` and ``llm`` too, for the relay; never
