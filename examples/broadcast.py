@@ -78,6 +78,13 @@ class Broadcast:
                 # tail yields them without waiting): each writer wakes once per batch.
                 self.waking = True
                 asyncio.get_running_loop().call_soon(self.wake)
+        # The producer finished: so does every response, now and for later requests.
+        end = await store.read(None)
+        self.mirror.finish(cut=end.cut)
+        for stream in self.hub.subscribers:
+            self.hub.unsubscribe(stream)
+            stream.end(self.now(), cut=end.cut)
+        self.wake()
 
     def wake(self) -> None:
         """Wake every connection's writer; reset those the hub dropped as slow."""
@@ -109,6 +116,12 @@ class Broadcast:
             stream = self.hub.subscribe(
                 self.now(), last_event_id=last_event_id, keepalive=KEEPALIVE
             )
+            finished, was_cut = self.mirror.end
+            if finished and stream.state == "open":
+                # No Last-Event-ID after the end: nothing will come (with one, the hub
+                # ended it already, after the replay).
+                self.hub.unsubscribe(stream)
+                stream.end(self.now(), cut=was_cut)
             self.connections[stream] = writer
             await self.pump(stream, writer)
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
@@ -124,18 +137,20 @@ class Broadcast:
     async def pump(self, stream: ServerStream, writer: asyncio.StreamWriter) -> None:
         """Write what the stream has at the client's pace: wait for each drain, so that
         what the client has not taken stays in the stream, where max_buffer bounds it."""
-        while stream.state == "open":
+        while True:
             tick = self.tick  # before data_to_send(): a publish after it sets this one
             data = stream.data_to_send(self.now())
             if data:
                 writer.write(data)
                 await writer.drain()
                 continue
+            if stream.state != "open":
+                break  # ended (all written), cut or slow
             deadline = stream.deadline
             timeout = None if deadline is None else max(0.0, deadline - self.now())
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(tick.wait(), timeout)
-        if stream.state == "slow":
+        if stream.state in ("slow", "cut"):
             cut(writer)
 
 
@@ -184,6 +199,8 @@ def produce(options: argparse.Namespace) -> None:
             store.append_many(batch)
             time.sleep(options.interval)
         store.append(Event(type="done", data="{}"))
+        if options.finish:
+            store.finish()
 
 
 def main() -> None:
@@ -199,6 +216,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10, help="produce: events per append")
     parser.add_argument("--interval", type=float, default=0.01, help="produce: seconds")
     parser.add_argument("--pad", type=int, default=200, help="produce: bytes of padding")
+    parser.add_argument("--finish", action="store_true", help="produce: then end the stream")
     options = parser.parse_args()
     if options.role == "serve":
         asyncio.run(serve(options))

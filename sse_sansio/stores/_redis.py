@@ -297,21 +297,28 @@ class AsyncRedisStreamStore:
         the live tail that feeds a process's :class:`~sse_sansio.Hub` through a
         :class:`~sse_sansio.stores.MirrorStore` (docs/fanout.rst, across processes).
 
-        Reads with ``XREAD COUNT count BLOCK block`` in a loop that never ends by
-        itself: cancel the task, or stop iterating, to stop.  The token is read once,
-        first: a stream deleted and made again while followed goes unseen (its
-        numbers start again below the cursor); follow it anew.
+        Reads with ``XREAD COUNT count BLOCK block`` in a loop.  It ends once the
+        producer finished (:meth:`finish`) and every event was yielded, which it checks
+        each time ``block`` seconds pass with nothing new (so within about ``block``
+        seconds of the end); :meth:`read` then tells whether it was a cut.  Otherwise
+        cancel the task, or stop iterating, to stop.  The token is read once, first:
+        a stream deleted and made again while followed goes unseen (its numbers start
+        again below the cursor); follow it anew.
         """
         token = (await self.read(None)).token
-        cursor = f"0-{after}"
+        number = after
         block_ms = max(1, round(block * 1000))
         while True:
-            asked: dict[Any, Any] = {self._layout.key: cursor}
+            asked: dict[Any, Any] = {self._layout.key: f"0-{number}"}
             reply: Any = await self._client.xread(asked, count=count, block=block_ms)
+            if not reply:
+                snapshot = await self.read(None)
+                if snapshot.finished and snapshot.last <= number:
+                    return  # the producer finished, and everything was yielded
             for _key, entries in reply or ():
                 for entry_id, fields in entries:
-                    cursor = _text(entry_id)
-                    yield _event(fields, f"{token}-{_number(entry_id)}")
+                    number = _number(entry_id)
+                    yield _event(fields, f"{token}-{number}")
 
     async def finish(self, *, cut: bool = False) -> None:
         """As :meth:`RedisStreamStore.finish`."""

@@ -181,6 +181,21 @@ class Outcome:
     behind: Reader
 
 
+async def ended_at_once(port: int) -> None:
+    """A fresh request gets the priming-less, empty, ended response of a finished stream
+    (asked again until the server's tail has seen the end)."""
+    for _ in range(30):
+        try:
+            got = Reader()
+            opened = await open_stream(port)
+            assert not await asyncio.wait_for(read_until_done(*opened, got), 1.0)
+            assert got.events == []
+            return
+        except asyncio.TimeoutError:
+            continue
+    raise AssertionError(f"the server on {port} never saw the end")
+
+
 async def scenario(servers: Servers) -> Outcome:
     ports = servers.ports
     opened = await asyncio.gather(*(open_stream(ports[i % 2]) for i in range(SUBSCRIBERS - 1)))
@@ -199,9 +214,13 @@ async def scenario(servers: Servers) -> Outcome:
     late = Reader()
     assert await read_until_done(*await open_stream(ports[1], ids[250]), late)
     # Fall behind MAXLEN: the stream goes on (to no subscriber) past what it keeps.
-    await produce(servers, MORE, "--batch", "100", "--interval", "0")
+    await produce(servers, MORE, "--batch", "100", "--interval", "0", "--finish")
     behind = Reader()
     assert await read_until_done(*await open_stream(ports[0], ids[10]), behind)
+    # The producer finished: once a server's tail saw it (within its 1 s block), a new
+    # request gets an ended response at once.
+    for port in ports:
+        await ended_at_once(port)
     return Outcome(results, finished, stalled_result, late, behind)
 
 

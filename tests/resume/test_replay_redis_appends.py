@@ -216,7 +216,13 @@ def test_follow_yields_what_is_kept_then_each_new_event_with_its_id(
             await asyncio.sleep(0.05)
             assert not waiting.done()
             assert await window.append(Event(data="later")) == await waiting
+            # Once the producer finished and everything was yielded, the tail ends.
+            await window.close(cut=True)
+            assert [e async for e in tail] == []
+            assert (await store.read(None)).cut
             await tail.aclose()
+            rest = [e.data async for e in store.follow(after=5, block=0.01)]
+            assert rest == ["late", "later"]  # a late follower gets the rest, then ends
             await store.delete()
 
     asyncio.run(main())
