@@ -2,6 +2,14 @@
 
 Run ``python benchmarks/layers.py`` (``--events N``, ``--rounds N``, ``--quick``).
 
+``--callgrind CASE`` runs one case (``"layers keep_raw"``, ``parse``...) twice untimed,
+then once inside ``functools.reduce()``, for callgrind to count that run alone::
+
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=functools_reduce \
+        python3.12 benchmarks/layers.py --events 3000 --callgrind "layers keep_raw"
+
+(instructions per event: the total over ``--events``).
+
 Three pairs, each a path the library offers and the least any code doing the same job
 could cost, timed on the same events in the same process:
 
@@ -32,6 +40,7 @@ work the path must do cannot pass unnoticed.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import statistics
 import sys
@@ -170,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=20_000, help="events per sample")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds")
     parser.add_argument("--quick", action="store_true", help="2,000 events, 5 rounds")
+    parser.add_argument("--callgrind", metavar="CASE", help="run CASE once, for callgrind")
     args = parser.parse_args(argv)
     n_events, rounds = (2_000, 5) if args.quick else (args.events, args.rounds)
 
@@ -207,6 +217,13 @@ def main(argv: list[str] | None = None) -> int:
         ("serialize token", "f-string token", 3.0),
         ("serialize typed", "f-string typed", 3.0),
     ]
+    if args.callgrind is not None:
+        case = cases[args.callgrind]
+        case()
+        case()  # the interpreter's specialisation settled, every import done
+        functools.reduce(lambda _, run: run(), [case], b"")
+        print(f"{args.callgrind}: one run of {n_events} events inside functools.reduce()")
+        return 0
     for path, floor, _ in pairs:
         if not floor.startswith("parse") and cases[path]() != cases[floor]():
             raise SystemExit(f"{path} and {floor} write different bytes")

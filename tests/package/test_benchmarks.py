@@ -369,6 +369,8 @@ def test_the_layers_benchmark_runs_and_its_floors_write_what_the_paths_write(
         "serialize",
         "serialize",
     ]
+    assert layers.main(["--events", "50", "--callgrind", "layers keep_raw"]) == 0
+    assert "layers keep_raw: one run of 50 events" in capsys.readouterr().out
     built = [Event(data="x", id="7")]
     assert layers.send_path(built)() == b"data: x\nid: 7\n\n"
     assert layers.send_floor(built)() == b"data: x\n\n"  # the floor writes no id: told apart
