@@ -48,6 +48,7 @@ STATE_MACHINES = frozenset(
         *("Watchdog", "KeepalivePlanner", "Coalescer", "ServerStream", "ReconnectPlanner"),
         "Hub",
         *("ReplayWindow", "MemoryStore", "AsyncReplayWindow"),
+        *("AsyncMemoryStore", "MirrorStore"),
         *("Tracker", "Progress", "Reframer", "TextMerge", "UIMessageStreamWriter", "Dialect"),
         *("HoldBack", "StreamStats"),
         "Translator",

@@ -28,6 +28,7 @@ import pytest
 
 import sse_sansio
 from sse_sansio import (
+    AsyncMemoryStore,
     AsyncReplayWindow,
     Coalescer,
     Comment,
@@ -313,9 +314,9 @@ MEMORY_STORE = Scenario(
         lambda m: m.read(0).events,
         lambda m: m.append(Event(data="b" * 40))[1],
         lambda m: m.append(Event(data="c"))[1],
-        lambda m: m.read(1)[1:],
+        lambda m: m.read(1),
         lambda m: m.finish(cut=True),
-        lambda m: m.read(None)[1:],
+        lambda m: m.read(None),
     ],
 )
 
@@ -475,7 +476,35 @@ LLM_SCENARIOS = {
     "Dialect-generic": Scenario("Dialect", generic_dialect, observing(GENERIC_STREAM)),
 }
 
+# Issue 34: the async memory store (its waiters are not kept) and a process's mirror.
+ASYNC_MEMORY_STORE = Scenario(
+    "AsyncMemoryStore",
+    lambda: AsyncMemoryStore(MemoryStore(max_events=2)),
+    [
+        lambda m: asyncio.run(m.append(Event(data="a")))[1],
+        lambda m: asyncio.run(m.append_many([Event(data="b"), Event(data="c")]))[1],
+        lambda m: asyncio.run(m.read(0)).events,
+        lambda m: asyncio.run(m.finish(cut=True)),
+        lambda m: asyncio.run(m.read(2, wait=0.0)),
+    ],
+)
+
+MIRROR_STORE = Scenario(
+    "MirrorStore",
+    lambda: stores.MirrorStore("tok", max_events=2),
+    [
+        lambda m: m.append(Event(data="a", id="tok-1")),
+        lambda m: m.append(Event(data="b", id="tok-4")),  # a hole
+        lambda m: (m.resets, m.read(0)),
+        lambda m: m.append(Event(data="c", id="tok-4")),  # refused: not after tok-4
+        lambda m: m.append(Event(data="d", id="new-1")),  # a new token
+        lambda m: (m.resets, m.read(0)),
+    ],
+)
+
 SCENARIOS = {
+    "AsyncMemoryStore": ASYNC_MEMORY_STORE,
+    "MirrorStore": MIRROR_STORE,
     "Watchdog": WATCHDOG,
     "KeepalivePlanner": KEEPALIVE,
     "Coalescer": COALESCER,
