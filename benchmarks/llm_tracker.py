@@ -288,7 +288,7 @@ def callgrind(dialects: list[str], n: int) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 out = Path(tmp) / "callgrind.out"
                 code = (
-                    f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+                    f"import sys; sys.path.append({str(ROOT)!r}); "
                     "from benchmarks import llm_tracker as b; "
                     f"b._counted({dialect!r}, {n}, {case!r})"
                 )

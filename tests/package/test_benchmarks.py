@@ -374,3 +374,17 @@ def test_the_layers_benchmark_runs_and_its_floors_write_what_the_paths_write(
     built = [Event(data="x", id="7")]
     assert layers.send_path(built)() == b"data: x\nid: 7\n\n"
     assert layers.send_floor(built)() == b"data: x\n\n"  # the floor writes no id: told apart
+
+
+def test_the_tracker_benchmark_runs_and_checks_each_answer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # benchmarks/llm_tracker.py (issue 35, item 5): every dialect's response is judged
+    # completed, with reported usage and its whole text, before anything is timed.
+    from benchmarks import llm_tracker
+
+    assert llm_tracker.main(["--events", "40", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    for dialect in llm_tracker.STREAMS:
+        assert f"| {dialect} |" in out
+    assert "worst ratio" in out
