@@ -39,7 +39,7 @@ from sse_sansio import Event, serialize  # noqa: E402
 from sse_sansio.llm import REFRAMER_DIALECTS, Translator  # noqa: E402
 from sse_sansio.testing import parse  # noqa: E402
 
-Case = Callable[[], object]
+Case = Callable[[], int]  # one run over every event; returns how much it wrote
 BASE = "openai-chat"  # the workload's own dialect
 
 
