@@ -349,6 +349,9 @@ def test_text_deltas_of_other_shapes_are_ignored_on_the_hot_paths() -> None:
         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 1}}
     )
     assert fed("anthropic", [anthropic]).answer.text == ""
+    block = {"type": "tool_use", "id": "t", "name": "f", "input": {}}
+    started = named({"type": "content_block_start", "index": "0", "content_block": block})
+    assert fed("anthropic", [started]).answer.tool_calls == ()  # no place: no call
 
 
 def test_gemini_figures_merge_chunk_by_chunk() -> None:
