@@ -641,15 +641,26 @@ def test_client_example_resumes_after_the_server_was_killed_mid_stream(
         return isinstance(item, Event) and item.type == "done"
 
     plan = ReconnectPlanner(initial_delay=0.05, max_delay=0.5, max_attempts=20)
-    reports: list[str] = []
+    resumed_from: list[str] = []
+
+    class Reports(list[str]):
+        # The example reports a reconnect before it makes it: what the planner will
+        # send as Last-Event-ID then (plan.last_event_id is live: issue 36, item 2).
+        def append(self, reason: str) -> None:
+            resumed_from.append(plan.last_event_id)
+            super().append(reason)
+
+    reports = Reports()
     port = restartable_app.port
     items, error = consume(client, port, "/stream?pause=0.05", plan, on_item, reports)
     assert error is None
     assert killed
     assert only_events(items) == EXPECTED
     assert reports, "the client never reconnected"
-    # What it resumed from: event 4, or one the old server sent just before it died.
-    assert int(plan.last_event_id) >= 4
+    # What it resumed from: event 4, or one the old server sent just before it died;
+    # and, read after the last event, the live ID is that event's.
+    assert int(resumed_from[0]) >= 4
+    assert plan.last_event_id == "end"
 
 
 # ---- every example's main() reports the library's errors without a traceback ------------
