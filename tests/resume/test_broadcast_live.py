@@ -109,7 +109,11 @@ async def open_stream(
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
     sock.setblocking(False)
     await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
-    reader, writer = await asyncio.open_connection(sock=sock)
+    # A reader meant to stall must stall for real: asyncio's StreamReader keeps reading
+    # from the socket into its own buffer, unread, up to twice its limit (128 KiB by
+    # default, more than the whole stream here), so its limit is kept small too.
+    limit = 1024 if rcvbuf else 2**16
+    reader, writer = await asyncio.open_connection(sock=sock, limit=limit)
     header = f"Last-Event-ID: {last_event_id}\r\n" if last_event_id else ""
     writer.write(f"GET /events HTTP/1.1\r\nHost: x\r\n{header}\r\n".encode())
     head = await reader.readuntil(b"\r\n\r\n")
