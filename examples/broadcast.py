@@ -80,10 +80,7 @@ class Broadcast:
                 asyncio.get_running_loop().call_soon(self.wake)
         # The producer finished: so does every response, now and for later requests.
         end = await store.read(None)
-        self.mirror.finish(cut=end.cut)
-        for stream in self.hub.subscribers:
-            self.hub.unsubscribe(stream)
-            stream.end(self.now(), cut=end.cut)
+        self.hub.close(self.now(), cut=end.cut)  # and the window over the mirror
         self.wake()
 
     def wake(self) -> None:
@@ -116,12 +113,6 @@ class Broadcast:
             stream = self.hub.subscribe(
                 self.now(), last_event_id=last_event_id, keepalive=KEEPALIVE
             )
-            finished, was_cut = self.mirror.end
-            if finished and stream.state == "open":
-                # No Last-Event-ID after the end: nothing will come (with one, the hub
-                # ended it already, after the replay).
-                self.hub.unsubscribe(stream)
-                stream.end(self.now(), cut=was_cut)
             self.connections[stream] = writer
             await self.pump(stream, writer)
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):

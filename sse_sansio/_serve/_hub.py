@@ -18,6 +18,9 @@
 # - every subscriber receives, in publish order, what the policy lets through: all of
 #   it ("disconnect", until dropped), the newest frames after one gap event per hole
 #   ("drop-oldest"), the newest frame per key ("conflate");
+# - after close(), every subscriber's stream is ended (clean, or cut) and nothing more is
+#   published; a later subscriber gets its replay and the same ending at once, so no
+#   client waits for a producer that finished (with or without a Last-Event-ID);
 # - memory: each subscriber's queue holds at most ``max_buffer`` bytes plus one frame
 #   (plus the gap frame), and the window holds what its store keeps;
 # - with a window, every event is appended once (before any subscriber sees it) and
@@ -32,11 +35,12 @@ from collections.abc import Callable, Hashable
 from typing import ClassVar, Literal
 
 from sse_sansio._clock import Clock
+from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Comment, Event
 from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
 from sse_sansio._resume._replay import ReplayWindow, Resume
 
-from ._server_stream import GAP_EVENT, Frame, ServerStream, deliver, subscriber
+from ._server_stream import GAP_EVENT, Frame, ServerStream, deliver, finish, subscriber
 
 __all__ = ["Hub", "Policy"]
 
@@ -103,6 +107,7 @@ class Hub:
         self._window = window
         self._key = key
         self._subscribers: dict[ServerStream, None] = {}  # insertion-ordered; O(1) removal
+        self._ending: bool | None = None  # after close(): cut (True) or clean (False)
 
     @property
     def subscribers(self) -> tuple[ServerStream, ...]:
@@ -122,9 +127,11 @@ class Hub:
         Raises:
             TypeError: ``item`` is not an Event or a Comment.
             LocalProtocolError: an item :func:`~sse_sansio.serialize` or the window
-                refuses.
+                refuses, or a publish after :meth:`close`.
         """
         now = self._clock.read(now, "publish")
+        if self._ending is not None:
+            raise LocalProtocolError("Hub.publish() after close(): the producer finished")
         if isinstance(item, Event):
             if self._window is not None:
                 item = self._window.append(item)
@@ -174,9 +181,31 @@ class Hub:
             resume = self._replay(stream, last_event_id, now)
         if resume is not None and resume.finished:
             stream.end(now, cut=resume.cut)
+        elif self._ending is not None:
+            stream.end(now, cut=self._ending)
         else:
             self._subscribers[stream] = None
         return stream
+
+    def close(self, now: float, *, cut: bool = False) -> None:
+        """The producer finished (``cut=True``: it was cut): end every subscriber.
+
+        Each open subscriber's stream ends (a clean end or a cut, after what is queued
+        for it), and the hub lets them all go; the window, if any, is closed too
+        (:meth:`~sse_sansio.ReplayWindow.close`), so a client resuming later, here or in
+        another process, learns it.  After this, :meth:`subscribe` hands out a stream
+        that replays what it may and ends at once the same way, and :meth:`publish`
+        raises.  A second close changes nothing (the first ending stands).
+        """
+        now = self._clock.read(now, "close")
+        if self._ending is not None:
+            return
+        self._ending = cut
+        if self._window is not None:
+            self._window.close(cut=cut)
+        for stream in self._subscribers:
+            finish(stream, now, cut=cut)
+        self._subscribers.clear()
 
     def unsubscribe(self, stream: ServerStream) -> None:
         """Stop publishing to ``stream``; a stream not subscribed (any more) is ignored,

@@ -74,7 +74,16 @@ from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
 from sse_sansio._resume._replay import ReplayWindow, Resume
 from sse_sansio._serializer import serialize
 
-__all__ = ["GAP_EVENT", "Frame", "Overflow", "ServerStream", "State", "deliver", "subscriber"]
+__all__ = [
+    "GAP_EVENT",
+    "Frame",
+    "Overflow",
+    "ServerStream",
+    "State",
+    "deliver",
+    "finish",
+    "subscriber",
+]
 
 State = Literal["open", "ended", "cut", "slow"]
 Overflow = Literal["disconnect", "drop-oldest", "conflate"]
@@ -514,6 +523,16 @@ def deliver(stream: ServerStream, frame: Frame, now: float) -> bool:
     else:
         _conflate(stream, slots, frame, now)
     return stream.state == "slow"  # (the property: _state changed since it was read)
+
+
+def finish(stream: ServerStream, now: float, *, cut: bool) -> None:
+    """End a subscriber's ``stream`` (a clean end, or a cut) unless it is no longer
+    open; ``now``: a time a Hub's Clock checked, taken as :func:`deliver` takes it."""
+    clock = stream._clock
+    if now > clock.latest:
+        clock.latest = now
+    if stream._state == "open":
+        stream.end(clock.latest, cut=cut)
 
 
 def _conflate(

@@ -331,6 +331,47 @@ def test_resume_after_the_producer_finished_ends_the_stream_unsubscribed() -> No
     assert hub.subscribers == ()
 
 
+@pytest.mark.parametrize("cut", [False, True])
+def test_close_ends_every_reader_and_a_latecomer_at_once(conn_cls: Any, cut: bool) -> None:
+    # A producer that finished must not leave a client waiting: the readers subscribed
+    # get what was queued for them, then the ending; a client that comes later, with or
+    # without a Last-Event-ID, gets its replay and the same ending, and is not kept.
+    window = ReplayWindow()
+    hub = Hub(max_buffer=100, window=window, now=0.0)
+    reader, finished = hub.subscribe(0.0), hub.subscribe(0.0)
+    finished.end(0.0)  # its connection's own end: close() leaves it as it is
+    first = hub.publish(Event(data="a"), 0.0)
+    hub.publish(Event(data="b"), 0.0)
+    reader.data_to_send(3.0)  # the reader's clock ran ahead of the hub's
+    hub.publish(Event(data="c"), 1.0)
+    hub.close(2.0, cut=cut)
+    assert (reader.state, finished.state) == ("cut" if cut else "ended", "ended")
+    assert [e.data for e in received(conn_cls, reader.data_to_send(3.0))] == ["c"]
+    assert reader.data_to_send(9.0) == b""
+    assert hub.subscribers == ()
+    assert window.resume(first).finished
+    assert window.resume(first).cut is cut
+    late = hub.subscribe(4.0)
+    resumed = hub.subscribe(4.0, last_event_id=first)
+    assert hub.subscribers == ()
+    assert (late.state, late.data_to_send(4.0)) == ("cut" if cut else "ended", b"")
+    assert [e.data for e in received(conn_cls, resumed.data_to_send(4.0))] == ["b", "c"]
+    hub.close(5.0, cut=not cut)  # the first ending stands
+    assert window.resume(first).cut is cut
+    with pytest.raises(LocalProtocolError, match="after close"):
+        hub.publish(Event(data="d"), 5.0)
+
+
+def test_close_without_a_window_ends_the_readers() -> None:
+    hub = Hub(max_buffer=100, now=0.0)
+    reader = hub.subscribe(0.0)
+    hub.publish(Comment(text="x"), 0.0)
+    hub.close(0.0)
+    assert reader.data_to_send(0.0) == b": x\n"
+    assert reader.state == "ended"
+    assert hub.subscribe(1.0, last_event_id="7").data_to_send(1.0) == gap_frame(None)
+
+
 # --- the API's edges --------------------------------------------------------------------
 
 
