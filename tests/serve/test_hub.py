@@ -341,6 +341,7 @@ def test_close_ends_every_reader_and_a_latecomer_at_once(conn_cls: Any, cut: boo
     reader, finished = hub.subscribe(0.0), hub.subscribe(0.0)
     finished.end(0.0)  # its connection's own end: close() leaves it as it is
     first = hub.publish(Event(data="a"), 0.0)
+    assert first is not None
     hub.publish(Event(data="b"), 0.0)
     reader.data_to_send(3.0)  # the reader's clock ran ahead of the hub's
     hub.publish(Event(data="c"), 1.0)
