@@ -176,6 +176,24 @@ print("ok")
     assert (result.returncode, result.stdout) == (0, "ok\n"), result.stderr
 
 
+@pytest.mark.slow  # a fresh interpreter
+@pytest.mark.parametrize("face", ["asgi", "aiohttp"])
+def test_a_serving_face_names_the_streams_it_makes_by_the_top_level(face: str) -> None:
+    # Nothing but the face is imported: the ServerStream its responses make must still
+    # be sse_sansio.ServerStream (a pickle of it names the public path), not the
+    # private module it lives in.
+    code = f"""
+import sys
+import sse_sansio.{face}
+stream = sys.modules["sse_sansio._serve._server_stream"].ServerStream
+assert stream.__module__ == "sse_sansio", stream.__module__
+assert sys.modules["sse_sansio._serve._relay"].Relay.__module__ == "sse_sansio"
+print("ok")
+"""
+    result = _fresh(code)
+    assert (result.returncode, result.stdout) == (0, "ok\n"), result.stderr
+
+
 def test_a_lazy_name_taken_away_is_found_again_in_its_layer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
