@@ -19,7 +19,11 @@
 # - Optionally (``merge``, off by default), an event pushed as an item may be merged
 #   into the event before it, when the merger says the two make one (sse_sansio.llm's
 #   TextMerge joins consecutive text deltas of one dialect into one schema-valid event).
-#   Merging happens only between two items still held, never across a pop.
+#   Merging happens only between two items still held, never across a pop, and never
+#   into an event whose frame already reached max_bytes: that frame is due, and each
+#   merge serializes the merged event whole (its size must be exact for max_buffer), so
+#   growing it without end would cost each push the whole held answer (32,000 deltas
+#   held: 10 s).  So a push costs at most about max_bytes of serializing.
 #
 # Memory: what is held stays below max_bytes plus one frame, as long as the caller pops
 # whenever ``deadline`` has come (right after a push that made it due, at the latest);
@@ -89,7 +93,8 @@ class Coalescer:
         now: The time on your clock.
         merge: An object whose ``merge(first, second)`` joins two consecutive events
             pushed as items (:class:`sse_sansio.llm.TextMerge`), or None (the default:
-            events are written as pushed).
+            events are written as pushed).  An event whose frame reached
+            ``max_bytes`` takes no more merges: the next event starts a new one.
         max_buffer: The most bytes held (>= ``max_bytes``; default 16 MiB, or
             ``max_bytes`` if larger): a push past it is refused.  A frame pushed when
             nothing is held is always taken, whatever its size.
@@ -230,7 +235,9 @@ class Coalescer:
             self._add(serialize(item))
             return
         pending = self._pending
-        merged = None if pending is None else self._merge.merge(pending[0], item)
+        merged = None
+        if pending is not None and len(pending[1]) < self._max_bytes:
+            merged = self._merge.merge(pending[0], item)
         if pending is not None and merged is not None:
             data = serialize(merged)
             self._check_room(len(data) - len(pending[1]))

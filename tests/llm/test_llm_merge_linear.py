@@ -111,6 +111,30 @@ def test_through_the_coalescer_a_long_run_is_one_event() -> None:
     assert text == "".join(f"{i}," for i in range(3000))
 
 
+def test_through_the_coalescer_a_merged_event_grows_no_further_than_max_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Held longer than its deadline, a run of deltas is merged into events of about
+    # max_bytes each, not into one that grows without end: each merge serializes the
+    # merged event whole, so one event per run made the hold quadratic.  The text is
+    # the same, in order, and the json work stays linear in the run.
+    counter = CountingJson()
+    monkeypatch.setattr(merge_module, "json", counter)
+    coalescer = Coalescer(max_bytes=1000, max_delay=60.0, now=0.0, merge=TextMerge("openai-chat"))
+    pushed = [Event(data=json.dumps(chat(f"{i},"))) for i in range(3000)]
+    for event in pushed:
+        coalescer.push(event, 0.0)
+    blocks = coalescer.flush().split(b"\n\n")[:-1]
+    delta = max(len(event.data) for event in pushed) + len(b"data: \n\n")
+    assert all(len(block) + 2 < 1000 + delta for block in blocks)
+    payloads = [json.loads(block.removeprefix(b"data: ")) for block in blocks]
+    texts = [payload["choices"][0]["delta"]["content"] for payload in payloads]
+    whole = "".join(f"{i}," for i in range(3000))
+    assert "".join(texts) == whole
+    assert len(whole) // 1000 < len(blocks) < 3000  # merged, into several events
+    assert counter.chars < 4 * sum(len(event.data) for event in pushed)
+
+
 def test_a_field_that_holds_the_placeholder_keeps_the_events_apart() -> None:
     odd = {**chat("a"), "model": "\x00sse_sansio.TextMerge\x00"}
     merger = TextMerge("openai-chat")
