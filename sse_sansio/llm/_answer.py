@@ -99,11 +99,12 @@ class Parts:
             self.reasoning.append(fragment)
 
     def call(self, key: object, *, id: Any = None, name: Any = None) -> _Call:
-        """The call streamed under ``key`` (made on first sight); fills id and name."""
+        """The call streamed under ``key`` (made on first sight); fills id and name.
+        An empty id is no id (Qwen sends ``"id": ""`` on a call's later fragments)."""
         call = self.calls.get(key)
         if call is None:
             call = self.calls[key] = _Call()
-        if isinstance(id, str) and call.id is None:
+        if isinstance(id, str) and id and call.id is None:
             call.id = id
         if isinstance(name, str) and call.name is None:
             call.name = name

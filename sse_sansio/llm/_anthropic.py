@@ -146,21 +146,25 @@ class Anthropic(Dialect):
             block = get(payload, "content_block")
             kind_of_block = get(block, "type")
             if kind_of_block in ("tool_use", "server_tool_use"):
-                call = parts.call(index, id=get(block, "id"), name=get(block, "name"))
+                # A second block at one index is a second call (issue 41, item 8).
+                key = self.call_key(index, None, new=True)
+                call = parts.call(key, id=get(block, "id"), name=get(block, "name"))
                 call.value = get(block, "input")
             elif kind_of_block == "text":
                 parts.add_text(get(block, "text"))
             elif kind_of_block == "thinking":
                 parts.add_reasoning(get(block, "thinking"))
-        elif kind == "content_block_delta":  # (text_delta: observe()'s hot path)
+            return
+        key = self.open_key(index)
+        if kind == "content_block_delta":  # (text_delta: observe()'s hot path)
             delta = get(payload, "delta")
             kind_of_delta = get(delta, "type")
             if kind_of_delta == "thinking_delta":
                 parts.add_reasoning(get(delta, "thinking"))
-            elif kind_of_delta == "input_json_delta" and parts.known(index):
-                parts.add_arguments(index, get(delta, "partial_json"))
-        elif parts.known(index):  # content_block_stop
-            parts.call(index).complete = True
+            elif kind_of_delta == "input_json_delta" and parts.known(key):
+                parts.add_arguments(key, get(delta, "partial_json"))
+        elif parts.known(key):  # content_block_stop
+            parts.call(key).complete = True
 
     def stop_word(self) -> str | None:
         return self.stop_reason

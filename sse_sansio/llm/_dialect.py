@@ -250,6 +250,30 @@ class Dialect:
     def __init__(self) -> None:
         self.parts = Parts()
         self.figures = UNAVAILABLE
+        self.slots: dict[object, object] = {}  # a place in the stream reused by a new call
+
+    def call_key(self, place: object, id: Any, *, new: bool = False) -> object:
+        """The key of the call a fragment streamed under ``place`` (a tool-call index,
+        a content block index, an output index) belongs to.
+
+        An id names one call (the tool result must quote it), so a fragment that names
+        a non-empty id other than the one the call open at ``place`` has starts a new
+        call there (Ollama gives every call index 0), and so does ``new`` (the API said
+        a call starts: a second content block at one index).  An empty or missing id
+        continues the open call: OpenAI sends the id on a call's first fragment only,
+        Qwen sends ``"id": ""`` on every later one (issue 42, item 1).
+        """
+        key = self.slots.get(place, place)
+        known = self.parts.calls.get(key)
+        if known is None:
+            return key
+        if new or (isinstance(id, str) and id and known.id not in (None, id)):
+            key = self.slots[place] = (place, len(self.parts.calls))
+        return key
+
+    def open_key(self, place: object) -> object:
+        """The key of the call open at ``place`` (the latest one begun there)."""
+        return self.slots.get(place, place)
 
     # -- tracking ------------------------------------------------------------------
 

@@ -16,7 +16,8 @@
 # `content` as a list of chunks, `{"type": "thinking", "thinking": [{"type": "text",
 # "text"}]}` and `{"type": "text", "text"}` (Mistral's "Reasoning" docs, mistralai's
 # ThinkChunk and TextChunk); Ollama streams each tool call whole, every one under
-# index 0 with its own id, so a new id under a used index is a new call (_key()).
+# index 0 with its own id, so a new id under a used index is a new call; Qwen sends
+# `"id": ""` on each later fragment of a call, which continues it (Dialect.call_key()).
 
 from __future__ import annotations
 
@@ -83,7 +84,6 @@ class OpenAIChat(Dialect):
         self.finishes: dict[int, str] = {}
         self.seen: set[int] = set()
         self.usage_last = False  # the latest event carried a usage object
-        self.slots: dict[int, object] = {}  # a tool-call index reused by a new call
 
     # -- tracking ------------------------------------------------------------------
 
@@ -168,7 +168,7 @@ class OpenAIChat(Dialect):
         for position, call in enumerate(calls if isinstance(calls, list) else ()):
             index = get(call, "index")
             id = get(call, "id")
-            key = self._key(index if isinstance(index, int) else position, id)
+            key = self.call_key(index if isinstance(index, int) else position, id)
             self.parts.call(key, id=id, name=get(call, "function", "name"))
             self.parts.add_arguments(key, get(call, "function", "arguments"))
         function = delta.get("function_call")  # the deprecated functions API
@@ -190,18 +190,6 @@ class OpenAIChat(Dialect):
                     self.parts.add_reasoning(
                         get(inner, "text") if isinstance(inner, dict) else inner
                     )
-
-    def _key(self, index: int, id: Any) -> object:
-        """The answer's key for a fragment under tool-call ``index``.  A fragment that
-        names an id other than the one its index already has starts a new call: an id
-        names one call (the tool result must quote it), and OpenAI sends it only on a
-        call's first fragment, so a second id under one index (Ollama gives every call
-        index 0) is a second call, never more arguments for the first."""
-        key = self.slots.get(index, index)
-        known = self.parts.calls.get(key)
-        if isinstance(id, str) and known is not None and known.id not in (None, id):
-            key = self.slots[index] = (index, len(self.parts.calls))
-        return key
 
     def stop_word(self) -> str | None:
         return min(self.finishes.items())[1] if self.finishes else None

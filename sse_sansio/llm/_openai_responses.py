@@ -10,7 +10,7 @@
 # Rules: response.completed, .incomplete or .failed ends the answer (completed, stopped,
 # failed), as does an error event; the terminal event's response.usage has the figures.
 # The answer is the output text deltas, the reasoning deltas and the function calls,
-# keyed by their place in the output.
+# keyed by their item's id (by their place in the output where an item has no id).
 
 from __future__ import annotations
 
@@ -127,23 +127,41 @@ class OpenAIResponses(Dialect):
             item = get(payload, "item")
             if get(item, "type") != "function_call":
                 return
-            index = get(payload, "output_index")
-            if not isinstance(index, int):
-                return  # a call's key is its place in the output, a number
-            call = parts.call(index, id=get(item, "call_id"), name=get(item, "name"))
+            key = self._item_key(get(item, "id"), get(payload, "output_index"))
+            if key is None:
+                return  # no place in the output to key the call by
+            call = parts.call(key, id=get(item, "call_id"), name=get(item, "name"))
             if kind == "response.output_item.done":
                 self._done(call, get(item, "arguments"))
         elif kind in (
             "response.function_call_arguments.delta",
             "response.function_call_arguments.done",
         ):
-            key = get(payload, "output_index")
-            if not isinstance(key, int) or not parts.known(key):
+            key = self._fragment_key(get(payload, "item_id"), get(payload, "output_index"))
+            if key is None or not parts.known(key):
                 return
             if kind.endswith(".delta"):
                 parts.add_arguments(key, get(payload, "delta"))
             else:
                 self._done(parts.call(key), get(payload, "arguments"))
+
+    # A call is keyed by its item's id (issue 42, item 1): two items at one output_index
+    # stay two calls; an item without an id is keyed by its place, as the API places it.
+
+    def _item_key(self, item_id: Any, index: Any) -> object:
+        """The key of a function_call item: its id, or else its output_index."""
+        if isinstance(item_id, str) and item_id:
+            if isinstance(index, int):
+                self.slots[index] = item_id  # a fragment naming only its place
+            return item_id
+        return index if isinstance(index, int) else None
+
+    def _fragment_key(self, item_id: Any, index: Any) -> object:
+        """The key of the call an arguments event belongs to: its item's, by id, else
+        the call latest begun at its output_index."""
+        if isinstance(item_id, str) and self.parts.known(item_id):
+            return item_id
+        return self.open_key(index) if isinstance(index, int) else None
 
     @staticmethod
     def _done(call: Any, arguments: Any) -> None:

@@ -1,8 +1,10 @@
 """The answer on shapes real providers send (issue 35, item 4), each stream written here
 from the provider's documentation and SDK sources, fed at every chunking and cut at
 every byte: Vertex AI's streamed function-call arguments, Mistral's list-shaped
-content, an Anthropic tool without arguments, Ollama's tool calls that share an index;
-and the ending for a caller who gave up."""
+content, an Anthropic tool without arguments, Ollama's tool calls that share an index,
+Qwen's continuation fragments with an empty id, two Responses items (and two Anthropic
+blocks) at one place, each also through every translation; and the ending for a caller
+who gave up."""
 
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from sse_sansio import NEED_DATA, Connection, EndOfStream, Event
-from sse_sansio.llm import Answer, ToolCall, Tracker
+from sse_sansio import NEED_DATA, Connection, EndOfStream, Event, serialize
+from sse_sansio.llm import REFRAMER_DIALECTS, Answer, ToolCall, Tracker, Translator
 from sse_sansio.testing import parse
 from tests.helpers import chunkings
 
@@ -159,6 +161,145 @@ OLLAMA_CALLS = (
     ToolCall("call_b", "lookup", '{"p":"b"}', {"p": "b"}, True),
 )
 
+# --- Qwen's OpenAI-compatible endpoint: a call's later fragments say "id": "" --------
+# (as DashScope's compatible mode streams them, observed: each tool_calls entry repeats
+# its index, with "id": "" and "type": "function" after the first; the finish chunk
+# carries one more empty fragment; then the usage chunk with "choices": []).
+
+
+def qwen(calls: list[dict[str, Any]], finish: str | None = None, **delta: Any) -> bytes:
+    choice = {
+        "index": 0,
+        "delta": {"content": None, **delta, "tool_calls": calls},
+        "finish_reason": finish,
+        "logprobs": None,
+    }
+    chunk = {"id": "chatcmpl-q", "object": "chat.completion.chunk", "model": "qwen-plus"}
+    return data({**chunk, "choices": [choice], "usage": None, "system_fingerprint": None})
+
+
+def qwen_call(index: int, arguments: str, id: str = "", name: str | None = None) -> dict[str, Any]:
+    function: dict[str, Any] = {"arguments": arguments}
+    if name is not None:
+        function["name"] = name
+    return {"index": index, "id": id, "type": "function", "function": function}
+
+
+QWEN = [
+    qwen([qwen_call(0, '{"location":', "call_1", "get_weather")], role="assistant"),
+    qwen([qwen_call(0, ' "Hangzhou"')]),
+    qwen([qwen_call(0, "}", name="")]),  # a name "" as well: no name, the call goes on
+    qwen([qwen_call(1, "", "call_2", "get_time")]),
+    qwen([qwen_call(1, '{"zone": "UTC+8"}')]),
+    qwen([qwen_call(1, "")], finish="tool_calls"),
+    data(
+        {
+            "id": "chatcmpl-q",
+            "object": "chat.completion.chunk",
+            "choices": [],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42},
+        }
+    ),
+    b"data: [DONE]\n\n",
+]
+QWEN_CALLS = (
+    ToolCall("call_1", "get_weather", '{"location": "Hangzhou"}', {"location": "Hangzhou"}, True),
+    ToolCall("call_2", "get_time", '{"zone": "UTC+8"}', {"zone": "UTC+8"}, True),
+)
+
+# --- Responses: two function_call items at one output_index (issue 42, item 1) -------
+# Each item as the API reference shapes it (output_item.added / .done with the item,
+# function_call_arguments.delta / .done with item_id and output_index); a call is its
+# item, whatever place it is given.
+
+
+def responses_call(item_id: str, call_id: str, name: str, arguments: list[str]) -> list[bytes]:
+    item = {"id": item_id, "type": "function_call", "call_id": call_id, "name": name}
+    at = {"item_id": item_id, "output_index": 0}
+    whole = "".join(arguments)
+    return [
+        named(
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {**item, "status": "in_progress", "arguments": ""},
+            }
+        ),
+        *(
+            named({"type": "response.function_call_arguments.delta", **at, "delta": piece})
+            for piece in arguments
+        ),
+        named({"type": "response.function_call_arguments.done", **at, "arguments": whole}),
+        named(
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {**item, "status": "completed", "arguments": whole},
+            }
+        ),
+    ]
+
+
+RESPONSES_ONE_PLACE = [
+    named({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}}),
+    *responses_call("fc_1", "call_1", "get_weather", ['{"city":', ' "Paris"}']),
+    *responses_call("fc_2", "call_2", "get_time", ['{"zone":', ' "CET"}']),
+    named(
+        {
+            "type": "response.completed",
+            "response": {
+                "id": "resp_1",
+                "status": "completed",
+                "usage": {"input_tokens": 9, "output_tokens": 20},
+            },
+        }
+    ),
+]
+TWO_CALLS = (
+    ToolCall("call_1", "get_weather", '{"city": "Paris"}', {"city": "Paris"}, True),
+    ToolCall("call_2", "get_time", '{"zone": "CET"}', {"zone": "CET"}, True),
+)
+
+# --- Anthropic: two tool_use blocks at one content block index (issue 41, item 8) -----
+
+
+def anthropic_block(index: int, id: str, name: str, arguments: list[str]) -> list[bytes]:
+    block = {"type": "tool_use", "id": id, "name": name, "input": {}}
+    return [
+        named({"type": "content_block_start", "index": index, "content_block": block}),
+        *(
+            named(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece},
+                }
+            )
+            for piece in arguments
+        ),
+        named({"type": "content_block_stop", "index": index}),
+    ]
+
+
+ANTHROPIC_ONE_PLACE = [
+    named(
+        {
+            "type": "message_start",
+            "message": {"id": "msg_1", "role": "assistant", "usage": {"input_tokens": 9}},
+        }
+    ),
+    *anthropic_block(0, "call_1", "get_weather", ['{"city":', ' "Paris"}']),
+    *anthropic_block(0, "call_2", "get_time", ['{"zone":', ' "CET"}']),
+    named(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use"},
+            "usage": {"output_tokens": 20},
+        }
+    ),
+    named({"type": "message_stop"}),
+]
+
 CASES = {
     "vertex": ("gemini", VERTEX, Answer("", "", VERTEX_CALLS, True)),
     "mistral": (
@@ -172,6 +313,13 @@ CASES = {
         Answer("", "", (ToolCall("toolu_1", "now", "{}", {}, True),), True),
     ),
     "ollama": ("openai-chat", OLLAMA, Answer("", "", OLLAMA_CALLS, True)),
+    "qwen": ("openai-chat", QWEN, Answer("", "", QWEN_CALLS, True)),
+    "responses-one-place": (
+        "openai-responses",
+        RESPONSES_ONE_PLACE,
+        Answer("", "", TWO_CALLS, True),
+    ),
+    "anthropic-one-place": ("anthropic", ANTHROPIC_ONE_PLACE, Answer("", "", TWO_CALLS, True)),
 }
 
 
@@ -373,3 +521,90 @@ def test_a_vertex_path_through_a_string_is_left_out() -> None:
     stream += piece({"jsonPath": "$.a.b.c", "stringValue": "y"}, going=False)
     (call,) = fed("gemini", [stream]).answer.tool_calls
     assert (call.arguments_json, call.complete) == ({"a": "x"}, True)
+
+
+# --- the calls of real streams through every translation (issue 42, item 1) ----------
+
+
+@pytest.mark.parametrize("target", REFRAMER_DIALECTS)
+@pytest.mark.parametrize("name", ["qwen", "ollama", "responses-one-place", "anthropic-one-place"])
+def test_the_calls_stay_apart_through_every_translation_and_cut(name: str, target: str) -> None:
+    dialect, events, want = CASES[name]
+    stream = b"".join(events)
+    translated = parse(through(dialect, target, parse(stream)))
+    got = fed_items(target, translated).answer.tool_calls
+    assert [(c.id is not None, c.name, c.arguments_json) for c in got] == [
+        (True, c.name, c.arguments_json) for c in want.tool_calls
+    ]
+    for cut in range(len(stream)):
+        calls = fed_items(target, parse(through(dialect, target, parse(stream[:cut]))))
+        for call in calls.answer.tool_calls:  # never a nameless call, nor a merged one
+            assert call.name in [c.name for c in want.tool_calls], (cut, call)
+            if call.complete:
+                assert call.arguments_json in [c.arguments_json for c in want.tool_calls]
+
+
+def through(source: str, target: str, items: list[Any]) -> bytes:
+    translator = Translator(source, target)
+    out: list[Any] = []
+    for item in items:
+        out += translator.feed(item)
+    out += translator.end()
+    return b"".join(serialize(item) for item in out)
+
+
+def fed_items(dialect: str, items: list[Any]) -> Tracker:
+    tracker = Tracker(dialect)
+    for item in items:
+        tracker.feed(item)
+    return tracker
+
+
+def test_an_empty_id_first_then_the_real_one_is_one_call() -> None:
+    events = [
+        qwen([qwen_call(0, '{"a":', "", "f")]),
+        qwen([qwen_call(0, " 1}", "call_9")]),
+        qwen([qwen_call(0, "")], finish="tool_calls"),
+        b"data: [DONE]\n\n",
+    ]
+    (call,) = fed("openai-chat", [b"".join(events)]).answer.tool_calls
+    assert call == ToolCall("call_9", "f", '{"a": 1}', {"a": 1}, True)
+
+
+def test_responses_fragments_of_two_items_at_one_place_interleaved_stay_apart() -> None:
+    first = responses_call("fc_1", "call_1", "get_weather", ['{"city":', ' "Paris"}'])
+    second = responses_call("fc_2", "call_2", "get_time", ['{"zone":', ' "CET"}'])
+    # Both items added, then their fragments in turn, then both done.
+    order = [first[0], second[0], first[1], second[1], first[2], second[2], *first[3:]]
+    events = [RESPONSES_ONE_PLACE[0], *order, *second[3:], RESPONSES_ONE_PLACE[-1]]
+    assert fed("openai-responses", [b"".join(events)]).answer.tool_calls == TWO_CALLS
+
+
+def test_responses_fragments_that_name_only_their_place_go_to_its_latest_item() -> None:
+    added = responses_call("fc_1", "call_1", "f", [])[0]
+    loose = {"type": "response.function_call_arguments.delta", "output_index": 0}
+    events = [
+        added,
+        named({**loose, "delta": '{"a": 1}'}),
+        named({**loose, "item_id": "fc_unknown", "delta": ""}),
+        named({**loose, "output_index": "0", "delta": "x"}),  # no place: ignored
+        named({"type": "response.output_item.added", "item": {"type": "function_call"}}),
+    ]
+    (call,) = fed("openai-responses", [b"".join(events)]).answer.tool_calls
+    assert (call.id, call.arguments) == ("call_1", '{"a": 1}')
+
+
+def test_a_responses_item_without_an_id_is_keyed_by_its_place() -> None:
+    item = {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": ""}
+    events = [
+        named({"type": "response.output_item.added", "output_index": 3, "item": item}),
+        named({"type": "response.function_call_arguments.delta", "output_index": 3, "delta": "{}"}),
+    ]
+    item = {**item, "id": "fc_7", "call_id": "call_2"}  # an id, but no place given
+    events += [
+        named({"type": "response.output_item.added", "item": item}),
+        named({"type": "response.function_call_arguments.delta", "item_id": "fc_7", "delta": "[]"}),
+    ]
+    first, second = fed("openai-responses", [b"".join(events)]).answer.tool_calls
+    assert (first.id, first.name, first.arguments) == ("call_1", "f", "{}")
+    assert (second.id, second.name, second.arguments) == ("call_2", "f", "[]")
