@@ -36,6 +36,18 @@
 # may still have been stored, or be stored later by a command queued in a paused server:
 # the caller cannot know from the error (docs/resumption.rst says how to find out).
 #
+# A follower that outlives its stream (issue 41, item 6).  A Redis restarted without
+# persistence, or a failover to a replica that lags or never had the stream, answers the
+# follower's next XREAD (redis-py reconnects and retries by itself, unseen) from a stream
+# whose numbers name other events: XREAD after 0-41 skipped the new stream's first 41
+# events and follow() gave the rest the old token, so one ID named two events.  So each
+# XREAD goes in one pipeline with GET of the token and the newest entry, answered by the
+# same server after the entries: a token that changed or vanished, or a newest number
+# below the last one yielded, raises StreamCut before anything of that batch is yielded.
+# A replica that lags but was written to until its numbers passed the follower's again
+# between two reads goes unseen (it has the same token and enough numbers): the entries
+# themselves would have to be compared, which costs every batch a read of the old ones.
+
 # Delete or expire the two keys together (``keys``, ``delete()``): a stream made again
 # under an old token would issue its old IDs a second time.  Never XDEL an entry: the
 # numbers kept must have no hole.
@@ -46,6 +58,7 @@ import secrets
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from sse_sansio._errors import StreamCut
 from sse_sansio._events import Event
 from sse_sansio._pickling import refuse
 from sse_sansio._resume._replay_store import StoreSnapshot, new_token
@@ -81,6 +94,30 @@ def _token_and_end(value: Text) -> tuple[str, bool, bool]:
     token, _, end = _text(value).partition(" ")
     mark = end.split(" ", 1)[0]
     return token, bool(mark), mark == "cut"
+
+
+def _same_stream(
+    key: str, token: str, held: Text | None, newest: Sequence[Any], number: int
+) -> bool:
+    """Check that the stream ``key`` a follower read is still the one whose token it
+    gave its events and that it has every number yielded so far (up to ``number``);
+    return whether the producer finished.  Raise StreamCut otherwise: a token that
+    changed or vanished (a Redis restarted without persistence, a replica that never
+    had the stream, the keys deleted) or a newest number below ``number`` (a replica
+    that lags) means the numbers now name other events than the ones yielded."""
+    now, finished, _ = _token_and_end(held) if held is not None else ("", False, False)
+    last = _number(newest[0][0]) if newest else 0
+    if now != token:
+        found = f"the token {now}" if now else "no token"
+        raise StreamCut(
+            f"{key}: the followed stream was replaced ({found}, not {token}): follow it anew"
+        )
+    if last < number:
+        raise StreamCut(
+            f"{key}: the followed stream went back to event {last} after {number} was "
+            "yielded (a lagging replica?): follow it anew"
+        )
+    return finished and last <= number
 
 
 # How many of the newest entries an append looks through for its idempotency key: each
@@ -301,20 +338,34 @@ class AsyncRedisStreamStore:
         producer finished (:meth:`finish`) and every event was yielded, which it checks
         each time ``block`` seconds pass with nothing new (so within about ``block``
         seconds of the end); :meth:`read` then tells whether it was a cut.  Otherwise
-        cancel the task, or stop iterating, to stop.  The token is read once, first:
-        a stream deleted and made again while followed goes unseen (its numbers start
-        again below the cursor); follow it anew.
+        cancel the task, or stop iterating, to stop.
+
+        Raises:
+            StreamCut: the stream it follows is gone: its token changed (a Redis
+                restarted without persistence, a failover to a replica that never had
+                the stream, the keys deleted and made again) or its newest number went
+                back below the last one yielded (a failover to a lagging replica).
+                Nothing of the new stream was yielded: follow it anew, from 0, into a
+                new :class:`~sse_sansio.stores.MirrorStore` (or the same one, which
+                resets on the new token), and cut the live subscribers, who resume.
         """
         token = (await self.read(None)).token
         number = after
         block_ms = max(1, round(block * 1000))
         while True:
-            asked: dict[Any, Any] = {self._layout.key: f"0-{number}"}
-            reply: Any = await self._client.xread(asked, count=count, block=block_ms)
-            if not reply:
-                snapshot = await self.read(None)
-                if snapshot.finished and snapshot.last <= number:
-                    return  # the producer finished, and everything was yielded
+            # One round trip, on one connection, so on one server: the entries, then
+            # the token and the newest entry as that same server holds them after
+            # them.  A retry of redis-py after a lost connection (a restart, a
+            # failover) runs all three again on the new connection, so the token
+            # read with each batch is the token of that batch's stream.
+            pipe = self._client.pipeline(transaction=False)
+            pipe.xread({self._layout.key: f"0-{number}"}, count=count, block=block_ms)
+            pipe.get(self._layout.token_key)
+            pipe.xrevrange(self._layout.key, count=1)
+            reply, held, newest = await pipe.execute()
+            ended = _same_stream(self._layout.key, token, held, newest, number)
+            if not reply and ended:
+                return  # the producer finished, and everything was yielded
             for _key, entries in reply or ():
                 for entry_id, fields in entries:
                     number = _number(entry_id)

@@ -13,13 +13,13 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import redis
 import redis.asyncio
 
-from sse_sansio import AsyncReplayWindow, Event, ReplayWindow, Resume
+from sse_sansio import AsyncReplayWindow, Event, ReplayWindow, Resume, StreamCut
 from sse_sansio.stores import AsyncRedisStreamStore, RedisStreamStore
 from sse_sansio.stores._redis import APPEND_SCRIPT, DEDUP_WINDOW
 from tests.helpers.redis_server import RedisServer, free_port, real_redis_required, redis_servers
@@ -226,3 +226,99 @@ def test_follow_yields_what_is_kept_then_each_new_event_with_its_id(
             await store.delete()
 
     asyncio.run(main())
+
+
+# -- a follower whose stream is replaced under it (issue 41, item 6) --------------------
+
+
+async def next_or_cut(follower: AsyncIterator[Event]) -> Event | StreamCut:
+    """The follower's next event, or the StreamCut it raised; never waits past 10 s."""
+    try:
+        return await asyncio.wait_for(anext(follower), timeout=10.0)
+    except StreamCut as cut:
+        return cut
+
+
+def test_a_follower_is_cut_when_its_stream_goes_back_or_loses_its_token(
+    redis_server: RedisServer,
+) -> None:
+    async def main() -> None:
+        async with redis.asyncio.Redis(host="127.0.0.1", port=redis_server.port) as aclient:
+            key = new_key()
+            store = AsyncRedisStreamStore(aclient, key, max_events=100)
+            token, _ = await store.append_many([Event(data=f"old {n}") for n in range(41)])
+            follower = store.follow(block=0.05)
+            seen = [await anext(follower) for _ in range(41)]
+            assert seen[-1].id == f"{token}-41"
+            # A failover to a replica that lags: the same token, 30 entries of the 41.
+            await aclient.delete(key)
+            for n in range(1, 31):
+                fields = {"type": "message", "data": f"old {n - 1}", "retry": ""}
+                await aclient.xadd(key, fields, id=f"0-{n}")  # type: ignore[arg-type]
+            cut = await next_or_cut(follower)
+            assert isinstance(cut, StreamCut)
+            assert "went back to event 30 after 41" in str(cut)
+            # The keys deleted while a follower waits: its next check finds no token.
+            waiting = store.follow(after=30, block=0.05)
+            pending = asyncio.ensure_future(next_or_cut(waiting))
+            await asyncio.sleep(0.2)
+            assert not pending.done()  # nothing after 30 yet: it waits
+            await store.delete()
+            cut = await pending
+            assert isinstance(cut, StreamCut)
+            assert "no token" in str(cut)
+
+    asyncio.run(main())
+
+
+def start_redis(binary: str, port: int) -> subprocess.Popen[bytes]:
+    """A redis-server that keeps nothing on disk: a restart starts it empty."""
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    with redis.Redis(host="127.0.0.1", port=port, retry_on_error=[redis.ConnectionError]) as c:
+        c.ping()  # the default retries wait for it to listen
+    return process
+
+
+def test_a_follower_across_a_restart_without_persistence_is_cut_and_follows_anew() -> None:
+    # The review's figures: 41 events followed, Redis restarted empty, 150 appended.
+    binary = shutil.which("redis-server")
+    if binary is None:
+        if real_redis_required():
+            pytest.fail("redis-server is not on PATH (CI=true or SSE_SANSIO_REQUIRE_REDIS=1)")
+        pytest.skip("restarting a server needs a real redis-server process (fakeredis has none)")
+    port = free_port()
+    processes = [start_redis(binary, port)]
+
+    async def main() -> None:
+        key = new_key()
+        # redis-py's defaults, on purpose: it reconnects and retries by itself, unseen.
+        async with redis.asyncio.Redis(host="127.0.0.1", port=port) as aclient:
+            store = AsyncRedisStreamStore(aclient, key, max_events=1000)
+            with redis.Redis(host="127.0.0.1", port=port) as producer:
+                shared = RedisStreamStore(producer, key, max_events=1000)
+                old, _ = shared.append_many([Event(data=f"old {n}") for n in range(41)])
+                follower = store.follow(block=0.2)
+                assert [(await anext(follower)).id for _ in range(41)][-1] == f"{old}-41"
+                processes[0].terminate()
+                processes[0].wait(timeout=10)
+                processes[0] = start_redis(binary, port)  # empty: a new stream, a new token
+                new, _ = shared.append_many([Event(data=f"new {n}") for n in range(150)])
+                assert new != old
+                got = await next_or_cut(follower)  # reconnects by itself, unseen
+                assert isinstance(got, StreamCut), got  # not "new 41" under the old token
+                assert f"the token {new}, not {old}" in str(got)
+                # Followed anew: every event of the new stream, under its own token.
+                shared.finish()
+                again = [event async for event in store.follow(block=0.05)]
+        assert [e.data for e in again] == [f"new {n}" for n in range(150)]
+        assert [e.id for e in again] == [f"{new}-{n}" for n in range(1, 151)]
+
+    try:
+        asyncio.run(main())
+    finally:
+        processes[0].terminate()
+        processes[0].wait(timeout=10)
