@@ -1,12 +1,12 @@
-# One producer, many readers (issue 34): a fan-out of items to subscribers' ServerStreams,
-# sans-I/O on the caller's clock.
+# One producer, many readers, many channels (issues 34 and 40): a fan-out of items to
+# subscribers' ServerStreams, sans-I/O on the caller's clock.
 #
 # Strategy: publish() serializes an item once (a Frame, _server_stream.py) and queues
-# those same bytes on every subscriber's stream, a constant amount of work each
-# (amortized: a frame dropped or blanked was queued once).  Each subscriber is a plain
-# ServerStream that the caller drains with data_to_send() at its own pace, with its own
-# keepalives and deadline; a subscriber that falls behind only grows its own queue, up
-# to ``max_buffer``, where the hub's policy decides:
+# those same bytes on every subscriber that reads the item's channel and may read it, a
+# constant amount of work each (amortized: a frame dropped or blanked was queued once).
+# Each subscriber is a plain ServerStream that the caller drains with data_to_send() at
+# its own pace, with its own keepalives and deadline; a subscriber that falls behind
+# only grows its own queue, up to ``max_buffer``, where the hub's policy decides:
 # - "disconnect": the stream turns "slow" and the hub drops it; the caller closes that
 #   connection, and the client resumes from the window with its Last-Event-ID;
 # - "drop-oldest": the oldest frames go, and the gap event (GAP_EVENT) takes their
@@ -14,24 +14,47 @@
 # - "conflate": a frame blanks the older one of its key still queued (the event type by
 #   default, or ``key(item)``; None, and every comment by default, is never conflated).
 #
-# Invariants (tests/serve/test_hub.py, against tests/helpers/hub_model.py):
-# - every subscriber receives, in publish order, what the policy lets through: all of
-#   it ("disconnect", until dropped), the newest frames after one gap event per hole
-#   ("drop-oldest"), the newest frame per key ("conflate");
+# Channels (issue 40, item 1): an item is published on one channel (a name, or None,
+# the unnamed channel); a subscriber reads a set of exact names and shell-style
+# patterns (fnmatch's rules, case-sensitive), or every channel (``channels=None``).
+# Routing never walks the subscribers: they are indexed by exact name (``_exact``),
+# by pattern (``_patterns``), and those reading everything (``_everyone``); the patterns
+# a channel name matches are found once per name and cached (``_matched``, bounded), so
+# publishing to a channel nobody reads costs two dict lookups and the window's append.
+# One log: the window holds every event of every channel, in publish order, and the
+# hub keeps each event's channel beside it (``_channel_of``, by ID, trimmed to what the
+# window still keeps), so one Last-Event-ID resumes every channel a subscriber reads.
+#
+# Authorization (issue 40, item 2): ``may_read(channel, item)``, given per subscriber, is
+# asked for every item before it is queued for that subscriber, live and on replay
+# alike, so a replay is judged by the subscriber's rights now (Mercure's rule).  An item
+# refused leaves no trace in that stream.  A may_read that raises ends its subscriber as
+# a cut (logged); nobody else notices.
+#
+# Invariants (tests/serve/test_hub.py and test_hub_channels.py, against models in
+# tests/helpers/):
+# - every subscriber receives, in publish order, what its channels, its may_read and
+#   the policy let through: all of it ("disconnect", until dropped), the newest frames
+#   after one gap event per hole ("drop-oldest"), the newest frame per key ("conflate");
 # - after close(), every subscriber's stream is ended (clean, or cut) and nothing more is
 #   published; a later subscriber gets its replay and the same ending at once, so no
 #   client waits for a producer that finished (with or without a Last-Event-ID);
 # - memory: each subscriber's queue holds at most ``max_buffer`` bytes plus one frame
-#   (plus the gap frame), and the window holds what its store keeps;
+#   (plus the gap frame); the window holds what its store keeps, and the channel log at
+#   most twice as many entries;
 # - with a window, every event is appended once (before any subscriber sees it) and
 #   carries the window's ID, and subscribe(last_event_id=...) replays what the window
-#   still has after it.  When it cannot replay everything missed (the window lost part
-#   of it, the ID is not this window's, or there is no window) the subscriber first gets
-#   the gap event with ``{"dropped": null}``.
+#   still has after it, of the subscriber's channels.  When it cannot replay everything
+#   missed (the window lost part of it, the ID is not this window's, or there is no
+#   window) the subscriber first gets the gap event with ``{"dropped": null}``.
+# - ``wake`` (what an adapter passes to subscribe()) is called after anything is queued
+#   on, or ends, that subscriber's stream: the adapter's writer sleeps until then.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import logging
+from collections.abc import Callable, Hashable, Iterable
+from fnmatch import fnmatchcase
 from typing import ClassVar, Literal
 
 from sse_sansio._clock import Clock
@@ -42,20 +65,35 @@ from sse_sansio._resume._replay import ReplayWindow, Resume
 
 from ._server_stream import GAP_EVENT, Frame, ServerStream, deliver, finish, subscriber
 
-__all__ = ["Hub", "Policy"]
+__all__ = ["Hub", "MayRead", "Policy"]
 
 Policy = Literal["disconnect", "drop-oldest", "conflate"]
 _POLICIES = ("disconnect", "drop-oldest", "conflate")
+
+#: ``may_read(channel, item)``: may this subscriber read ``item``, published on
+#: ``channel``?  Asked live and on replay alike.
+MayRead = Callable[[str | None, Event | Comment], bool]
+Wake = Callable[[], None]
+
+#: The logger of the hub (a may_read that raised).
+LOG = logging.getLogger("sse_sansio.serve")
+
+_WILD = frozenset("*?[")
+_MATCHED_MAX = 4096  # channel names whose matching patterns are cached
+
+# A subscriber's reading rule: (its channels, or None for every channel; may_read; wake).
+Reader = tuple[frozenset[str] | None, MayRead | None, Wake | None]
 
 
 class Hub:
     """Fan events out to many subscribers, each a :class:`~sse_sansio.ServerStream`.
 
-    :meth:`publish` an item once; :meth:`subscribe` a client (with its
-    ``Last-Event-ID`` when it reconnects), write what its stream's
-    :meth:`~sse_sansio.ServerStream.data_to_send` returns at the client's own pace, and
-    :meth:`unsubscribe` it when it goes.  No I/O: every method takes ``now`` from your
-    monotonic clock.
+    :meth:`publish` an item once, on a channel if you like; :meth:`subscribe` a client
+    (to channels, with a ``may_read`` rule, with its ``Last-Event-ID`` when it
+    reconnects), write what its stream's :meth:`~sse_sansio.ServerStream.data_to_send`
+    returns at the client's own pace, and :meth:`unsubscribe` it when it goes.  No I/O:
+    every method takes ``now`` from your monotonic clock.  Not thread-safe: call it from
+    one thread (an event loop's: see :doc:`/channels` for publishing from others).
 
     Args:
         max_buffer: The bytes a subscriber may fall behind by (>= 1) before
@@ -106,18 +144,27 @@ class Hub:
         self._policy: Policy = policy
         self._window = window
         self._key = key
-        self._subscribers: dict[ServerStream, None] = {}  # insertion-ordered; O(1) removal
+        self._readers: dict[ServerStream, Reader] = {}  # insertion-ordered; O(1) removal
+        self._everyone: dict[ServerStream, None] = {}  # channels=None
+        self._exact: dict[str, dict[ServerStream, None]] = {}
+        self._patterns: dict[str, dict[ServerStream, None]] = {}
+        self._matched: dict[str, tuple[str, ...]] = {}  # name -> the patterns it matches
+        self._channel_of: dict[str, str | None] = {}  # event ID -> channel, oldest first
+        self._trim_at = 64  # the channel log's length that prompts a trim
         self._ending: bool | None = None  # after close(): cut (True) or clean (False)
 
     @property
     def subscribers(self) -> tuple[ServerStream, ...]:
         """The streams subscribed now, oldest first (a dropped ``"slow"`` one is not)."""
-        return tuple(self._subscribers)
+        return tuple(s for s in self._readers if s.state != "slow")
 
-    def publish(self, item: Event | Comment, now: float) -> str | None:
-        """Send ``item`` to every subscriber, serialized once.
+    def publish(
+        self, item: Event | Comment, now: float, *, channel: str | None = None
+    ) -> str | None:
+        """Send ``item`` to every subscriber of ``channel`` that may read it.
 
-        With a window, an event is appended to it first and sent with the ID it
+        The item is serialized once, and only when somebody reads it.  With a window,
+        an event is appended to it first (whoever reads it) and sent with the ID it
         assigns.  A subscriber whose stream turns ``"slow"`` (policy ``"disconnect"``)
         is dropped from the hub; one that was ended by its caller receives nothing.
 
@@ -125,47 +172,68 @@ class Hub:
             The ID the event was sent with (None for a comment or an event without one).
 
         Raises:
-            TypeError: ``item`` is not an Event or a Comment.
+            TypeError: ``item`` is not an Event or a Comment, or ``channel`` not a str.
             LocalProtocolError: an item :func:`~sse_sansio.serialize` or the window
                 refuses, or a publish after :meth:`close`.
         """
         now = self._clock.read(now, "publish")
         if self._ending is not None:
             raise LocalProtocolError("Hub.publish() after close(): the producer finished")
+        if channel is not None and type(channel) is not str:
+            raise TypeError(f"Hub.publish(): channel must be a str or None, not {channel!r}")
         if isinstance(item, Event):
             if self._window is not None:
                 item = self._window.append(item)
+                self._log_channel(item.id, channel)
             ident = item.id or None
         elif isinstance(item, Comment):
             ident = None
         else:
             raise TypeError(f"Hub.publish() takes an Event or a Comment, not {item!r}")
-        frame = Frame(item, key=self._key_of(item))
-        slow = [stream for stream in self._subscribers if deliver(stream, frame, now)]
-        for stream in slow:
-            del self._subscribers[stream]
+        targets = self._targets(channel)
+        if targets:
+            self._deliver_all(targets, Frame(item, key=self._key_of(item)), channel, item, now)
         return ident
 
     def subscribe(
         self,
         now: float,
         *,
+        channels: Iterable[str] | None = None,
+        may_read: MayRead | None = None,
         last_event_id: str | None = None,
         keepalive: float | None = None,
         first_byte: float | None = None,
         padding: int = 0,
         coalesce_bytes: int = 0,
         coalesce_delay: float = 0.0,
+        wake: Wake | None = None,
     ) -> ServerStream:
         """A new subscriber's stream, primed with the replay after ``last_event_id``.
 
-        The replay comes from the window; when part of what the client missed cannot
-        be replayed, the gap event (``{"dropped": null}``) comes first.  When the
-        window's producer finished (:meth:`~sse_sansio.ReplayWindow.close`), the stream
-        is ended at once after the replay and not subscribed.  The other options are
-        the stream's own (:class:`~sse_sansio.ServerStream`).
+        ``channels``: the exact names and shell-style patterns (``"scores/*"``) it
+        reads, or None (the default) for every channel, the unnamed one included.
+        ``may_read(channel, item)`` is asked for every item before it is queued for
+        this subscriber, replayed ones included; an item refused leaves no trace in its
+        stream, and a ``may_read`` that raises ends it as a cut.  ``wake`` is called
+        after anything is queued on the stream or it ends (an adapter's writer sleeps
+        until then).
+
+        The replay comes from the window, of this subscriber's channels; when part of
+        what the client missed cannot be replayed, the gap event (``{"dropped":
+        null}``) comes first.  When the window's producer finished
+        (:meth:`~sse_sansio.ReplayWindow.close`), the stream is ended at once after the
+        replay and not subscribed.  The other options are the stream's own
+        (:class:`~sse_sansio.ServerStream`).
+
+        Raises:
+            TypeError: ``channels`` is a str (a name must be in an iterable) or holds
+                something else than a str; ``may_read`` or ``wake`` not callable.
         """
         now = self._clock.read(now, "subscribe")
+        _check_callable("may_read", may_read)
+        _check_callable("wake", wake)
+        reader: Reader = (_channel_set(channels), may_read, wake)
         stream = subscriber(
             now,
             max_buffer=self._max_buffer,
@@ -178,13 +246,15 @@ class Hub:
         )
         resume = None
         if last_event_id is not None:
-            resume = self._replay(stream, last_event_id, now)
+            resume = self._replay(stream, reader, last_event_id, now)
+        if stream.state != "open":  # its may_read raised during the replay: cut
+            return stream
         if resume is not None and resume.finished:
             stream.end(now, cut=resume.cut)
         elif self._ending is not None:
             stream.end(now, cut=self._ending)
         else:
-            self._subscribers[stream] = None
+            self._index(stream, reader)
         return stream
 
     def close(self, now: float, *, cut: bool = False) -> None:
@@ -203,14 +273,133 @@ class Hub:
         self._ending = cut
         if self._window is not None:
             self._window.close(cut=cut)
-        for stream in self._subscribers:
+        readers = list(self._readers.items())
+        for stream, _ in readers:
+            self.unsubscribe(stream)
+        for stream, (_, _, wake) in readers:
             finish(stream, now, cut=cut)
-        self._subscribers.clear()
+            if wake is not None:
+                wake()
 
     def unsubscribe(self, stream: ServerStream) -> None:
         """Stop publishing to ``stream``; a stream not subscribed (any more) is ignored,
         so a connection's clean-up may call this whether or not the hub dropped it."""
-        self._subscribers.pop(stream, None)
+        reader = self._readers.pop(stream, None)
+        if reader is None:
+            return
+        names = reader[0]
+        if names is None:
+            del self._everyone[stream]
+            return
+        for name in names:
+            index = self._patterns if _WILD.intersection(name) else self._exact
+            readers = index[name]
+            del readers[stream]
+            if not readers:
+                del index[name]
+
+    # Routing.
+
+    def _index(self, stream: ServerStream, reader: Reader) -> None:
+        self._readers[stream] = reader
+        names = reader[0]
+        if names is None:
+            self._everyone[stream] = None
+            return
+        for name in names:
+            if not _WILD.intersection(name):
+                self._exact.setdefault(name, {})[stream] = None
+            elif name in self._patterns:
+                self._patterns[name][stream] = None
+            else:
+                self._patterns[name] = {stream: None}
+                self._matched.clear()  # a new pattern: the cached matches are stale
+
+    def _targets(self, channel: str | None) -> dict[ServerStream, None] | None:
+        """The subscribers of ``channel``, each once (None or empty: nobody)."""
+        everyone = self._everyone
+        if channel is None:
+            return everyone
+        exact = self._exact.get(channel)
+        patterns = self._patterns_of(channel) if self._patterns else ()
+        if not patterns:
+            if exact is None:
+                return everyone
+            return {**everyone, **exact} if everyone else exact
+        targets = {**everyone, **exact} if exact is not None else dict(everyone)
+        for pattern in patterns:
+            targets.update(self._patterns.get(pattern, ()))
+        return targets
+
+    def _patterns_of(self, channel: str) -> tuple[str, ...]:
+        """The patterns ``channel`` matches, matched once per name (then cached)."""
+        found = self._matched.get(channel)
+        if found is None:
+            if len(self._matched) >= _MATCHED_MAX:
+                self._matched.clear()
+            found = tuple(p for p in self._patterns if fnmatchcase(channel, p))
+            self._matched[channel] = found
+        return found
+
+    def _deliver_all(
+        self,
+        targets: dict[ServerStream, None],
+        frame: Frame,
+        channel: str | None,
+        item: Event | Comment,
+        now: float,
+    ) -> None:
+        readers = self._readers
+        gone = []
+        for stream in tuple(targets):
+            _, may_read, wake = readers[stream]
+            if may_read is not None and not self._may(stream, may_read, channel, item, now):
+                if stream.state != "open":
+                    gone.append(stream)
+                continue
+            if deliver(stream, frame, now):
+                gone.append(stream)
+            if wake is not None:
+                wake()
+        for stream in gone:
+            self.unsubscribe(stream)
+
+    def _may(
+        self,
+        stream: ServerStream,
+        may_read: MayRead,
+        channel: str | None,
+        item: Event | Comment,
+        now: float,
+    ) -> bool:
+        """``may_read``'s answer; one that raises ends ``stream`` as a cut."""
+        try:
+            return bool(may_read(channel, item))
+        except Exception:
+            LOG.exception("sse_sansio: may_read raised; its subscriber's stream is cut")
+            finish(stream, now, cut=True)
+            return False
+
+    # The channel log beside the window.
+
+    def _log_channel(self, ident: str, channel: str | None) -> None:
+        log = self._channel_of
+        log[ident] = channel
+        if len(log) >= self._trim_at:
+            self._trim_log()
+
+    def _trim_log(self) -> None:
+        """Forget the channels of events the window no longer keeps (amortized O(1):
+        a trim runs when the log has doubled since the last one)."""
+        assert self._window is not None  # only a window's events are logged
+        snapshot = self._window.store.read(None)
+        kept = snapshot.last - snapshot.first + 1
+        log = self._channel_of
+        for ident in list(log)[: max(0, len(log) - kept)]:
+            del log[ident]
+        self._trim_at = max(64, 2 * len(log))
+
+    # Replay.
 
     def _key_of(self, item: Event | Comment) -> Hashable | None:
         if self._policy != "conflate":
@@ -219,32 +408,96 @@ class Hub:
             return self._key(item)
         return item.type if isinstance(item, Event) else None
 
-    def _replay(self, stream: ServerStream, last_event_id: str, now: float) -> Resume | None:
-        """Queue what the client missed; the window's Resume (None: no window)."""
+    def _replay(
+        self, stream: ServerStream, reader: Reader, last_event_id: str, now: float
+    ) -> Resume | None:
+        """Queue what the client missed, of its channels; the window's Resume (None: no
+        window)."""
         resume = None if self._window is None else self._window.resume(last_event_id)
-        events = () if resume is None else resume.events
         items: list[Event] = []
         if resume is None or resume.verdict != "continue":
             items.append(Event(type=GAP_EVENT, data='{"dropped": null}'))
-        items.extend(events)
-        if not items:
+        if resume is not None:
+            items.extend(self._readable(stream, reader, resume.events, now))
+        if not items or stream.state != "open":
             return resume
         if self._policy == "disconnect":
             # One frame: a long replay must not make the stream "slow" before its
             # consumer could read a byte (as ServerStream.resume()).
             deliver(stream, Frame(*items, urgent=True), now)
+        elif self._policy == "conflate":
+            deliver(stream, Frame(*self._conflated(items), urgent=True), now)
         else:
             for item in items:
-                deliver(stream, Frame(item, key=self._key_of(item), urgent=True), now)
+                deliver(stream, Frame(item, urgent=True), now)
         return resume
+
+    def _readable(
+        self, stream: ServerStream, reader: Reader, events: Iterable[Event], now: float
+    ) -> list[Event]:
+        """The replayed ``events`` this subscriber reads and may read now."""
+        names, may_read, _ = reader
+        log = self._channel_of
+        kept = []
+        for event in events:
+            channel = log.get(event.id)
+            if names is not None and not _reads(names, channel):
+                continue
+            if may_read is not None and not self._may(stream, may_read, channel, event, now):
+                if stream.state != "open":
+                    return []
+                continue
+            kept.append(event)
+        return kept
+
+    def _conflated(self, items: list[Event]) -> list[Event]:
+        """The newest item per key, in order (a None key is never conflated)."""
+        newest: dict[Hashable, int] = {}
+        for index, item in enumerate(items):
+            key = self._key_of(item)
+            if key is not None:
+                newest[key] = index
+        return [
+            item
+            for index, item in enumerate(items)
+            if (key := self._key_of(item)) is None or newest[key] == index
+        ]
 
     # Pickling (issue 32, item 4): a state machine worth keeping, through its public
     # class: the subscribers' streams, the window and the options are plain or public
-    # (a ``key`` must be picklable itself: a module-level function, not a lambda).
-    # Pickle the hub together with the streams your connections hold, in one dump, so
-    # that they stay the same objects.  The Clock goes as plain data (_pickling.py).
+    # (a ``key``, a ``may_read`` and a ``wake`` must be picklable themselves:
+    # module-level functions, not lambdas).  Pickle the hub together with the streams
+    # your connections hold, in one dump, so that they stay the same objects.  The
+    # Clock goes as plain data (_pickling.py).
     def __reduce__(self) -> tuple[object, ...]:
         return public_reduce(self, _clock=clock_state(self._clock))
 
     def __setstate__(self, state: dict[str, object]) -> None:
         restore(self, with_clock(state))
+
+
+def _channel_set(channels: Iterable[str] | None) -> frozenset[str] | None:
+    if channels is None:
+        return None
+    if isinstance(channels, (str, bytes)):
+        raise TypeError(f"Hub.subscribe(): channels must be an iterable of str, not {channels!r}")
+    names = frozenset(channels)
+    for name in names:
+        if type(name) is not str:
+            raise TypeError(f"Hub.subscribe(): a channel must be a str, not {name!r}")
+    return names
+
+
+def _check_callable(name: str, value: object) -> None:
+    if value is not None and not callable(value):
+        raise TypeError(f"Hub.subscribe(): {name} must be callable, not {value!r}")
+
+
+def _reads(names: frozenset[str], channel: str | None) -> bool:
+    """Whether a subscriber reading ``names`` reads ``channel`` (the unnamed channel is
+    read only by those who read every channel)."""
+    if channel is None:
+        return False
+    if channel in names:
+        return True
+    return any(_WILD.intersection(n) and fnmatchcase(channel, n) for n in names)

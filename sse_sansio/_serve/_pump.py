@@ -1,68 +1,102 @@
-# The pump: the asyncio task structure both framework adapters run, framework-neutral.
+# The pump: the asyncio task structure every framework adapter runs, framework-neutral.
 #
-# Two tasks and one loop, around one ServerStream:
-# - the *feeder* task reads the source (``async for``, or a sync iterable one next() at
-#   a time in a worker thread) and send()s each item into the stream, then end()s it:
-#   cleanly when the source ends, as a cut when it raises (StreamCut: one log line;
-#   anything else: logged with its traceback).  With a window, the source's end closes
-#   the window too (``cut`` alike): the producer finished.
-# - the *watcher* task awaits the adapter's ``disconnected()``, which returns once the
-#   client is gone.
+# One loop around one ServerStream, and up to two tasks:
 # - the *writer* loop (the adapter's own task) writes whatever data_to_send() hands
 #   out, awaiting the transport (backpressure), and otherwise sleeps until the stream's
-#   deadline, a wake-up from the feeder, or a stop.
+#   deadline, a wake-up, the connection's lifetime, or a stop;
+# - the *watcher* task awaits the adapter's ``disconnected()``, which returns once the
+#   client is gone;
+# - for a source (serve_source), the *feeder* task reads it (``async for``, or a sync
+#   iterable one next() at a time on the adapters' own threads) and send()s each item
+#   into the stream, then end()s it: cleanly when the source ends, as a cut when it
+#   raises (StreamCut: one log line; anything else: logged with its traceback; a
+#   CancelledError nobody asked for: a cut too, issue 41 item 1).  With a window, the
+#   source's end closes the window too (``cut`` alike): the producer finished.  For a
+#   hub's subscriber (serve_hub) there is no feeder: publish() queues on the stream
+#   and calls the pump's wake-up, so only the subscribers of a channel wake.
 # The source's pending ``__anext__`` is never cancelled by a keepalive: the keepalive
 # comes from the writer's timeout, in another task (``asyncio.wait_for(anext(...))``
 # would cancel the read and end an async generator for good).
 #
-# Stops: the stream ends (the feeder's end() and the last bytes written), turns "slow"
-# (the feeder sees it after a send, even while the writer is stuck in a write the
-# client never reads: that write is cancelled), or the client disconnects (the watcher,
-# or a write failing with an OSError).  After a slow consumer or a disconnect the source
-# is cancelled (``on_disconnect="cancel"``) or detached (``"detach"``): it runs to its
-# end in the background, its events going into the window only, and its end closes
-# the window, so that a client resuming later replays everything and ends.
+# A burst is not a slow reader (issue 41, item 2): the feeder, about to queue an item
+# that could take the queue past ``max_buffer`` while no write is pending, first lets
+# the writer hand out what is queued; so a stream turns "slow" only when a write has
+# been pending (the client not reading) while the queue grew.
 #
-# The adapter learns the outcome: "ended" (finish the response), "cut", "slow" or
-# "disconnected" (close it without its proper end).
+# Stops: the stream ends (the end and the last bytes written), turns "slow" (the feeder
+# or the hub sees it, even while the writer is stuck in a write the client never reads:
+# that write is cancelled), the client disconnects (the watcher, or a write failing with
+# an OSError), or the server stops the connection (``max_lifetime`` passed, or the
+# server shuts down: stop_all()): then what is queued goes out, whole frames only, and
+# the response ends as a cut, so the client resumes, while the stream goes on.  After
+# all but an end the source is cancelled (``on_disconnect="cancel"``) or detached
+# (``"detach"``): it runs to its end in the background, its events going into the window
+# only, and its end closes the window, so that a client resuming later replays
+# everything and ends.
+#
+# The adapter learns the outcome: "ended" (finish the response), "cut", "slow",
+# "disconnected" or "stopped" (close it without its proper end).
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
+import weakref
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Literal, cast
+from concurrent.futures import ThreadPoolExecutor
+from types import FrameType
+from typing import Any, Literal, cast
 
 from sse_sansio._errors import StreamCut
 from sse_sansio._events import Comment, Event
 from sse_sansio._resume._replay import ReplayWindow
 
-from ._server_stream import ServerStream
+from ._hub import Hub, MayRead
+from ._options import Options
+from ._server_stream import ServerStream, replay
 
 __all__ = [
     "LOG",
     "SSE_HEADERS",
+    "SYNC_SOURCE_THREADS",
     "Item",
-    "Options",
     "Outcome",
-    "Policy",
     "Pump",
     "Source",
+    "Start",
     "response_headers",
+    "start_hub",
+    "start_source",
+    "stop_all",
+    "watch_shutdown",
 ]
 
 Item = Event | Comment | bytes
 Source = AsyncIterable[Item] | Iterable[Item]
-Outcome = Literal["ended", "cut", "slow", "disconnected"]
-Policy = Literal["cancel", "detach"]
+Outcome = Literal["ended", "cut", "slow", "disconnected", "stopped"]
+Write = Callable[[bytes], Awaitable[None]]
+Disconnected = Callable[[], Awaitable[None]]
 
 #: The logger of the serving adapters (one line per cut).
 LOG = logging.getLogger("sse_sansio.serve")
 
+#: The threads that read sync sources, shared by every response of the process (not
+#: the loop's default executor, which DNS look-ups and ``to_thread`` need).  Each
+#: ``next()`` of a sync source takes one for its own time; when all are busy, the next
+#: one waits for a free thread, in order.  A source whose ``next()`` blocks for long
+#: holds its thread that long, disconnect or not (a thread cannot be interrupted): make
+#: such a source async (see the serving page).
+SYNC_SOURCE_THREADS = 16
+
 _END = object()  # what next() returns at the end of a sync source
 # Detached sources, held until they finish (a task nobody references may be collected).
 _DETACHED: set[asyncio.Task[None]] = set()
+# The pumps running now, for stop_all() (a server shutting down).
+_RUNNING: weakref.WeakSet[Pump] = weakref.WeakSet()
+_EXECUTOR: list[ThreadPoolExecutor] = []
+_FINAL_WRITE = 1.0  # seconds a stopped response's last write may take
 
 
 #: What every event stream response says: the media type, and "pass each write on at
@@ -82,116 +116,171 @@ def response_headers(extra: Mapping[str, str] | None) -> list[tuple[str, str]]:
     return kept + list(extra.items())
 
 
-@dataclass(frozen=True)
-class Options:
-    """The options both adapters take, checked when the response is made (an error
-    in the endpoint, not halfway through the response)."""
+def stop_all() -> int:
+    """End every response this process is serving as a cut, after its whole frames,
+    so that each client resumes (elsewhere); the streams themselves go on.  For a
+    server shutting down.  Returns how many were stopped."""
+    pumps = list(_RUNNING)
+    for pump in pumps:
+        pump.stop()
+    return len(pumps)
 
-    keepalive: float | None
-    first_byte: float | None
-    padding: int
-    coalesce_bytes: int
-    coalesce_delay: float
-    max_buffer: int
-    window: ReplayWindow | None
-    on_disconnect: Policy
 
-    def __post_init__(self) -> None:
-        if self.on_disconnect not in ("cancel", "detach"):
-            raise ValueError(
-                f"on_disconnect must be 'cancel' or 'detach', not {self.on_disconnect!r}"
-            )
-        self.stream(0.0)
+class Start:
+    """A response decided before its head is sent: the status (204 when the stream
+    is finished with nothing left to send, which stops a browser's EventSource for
+    good), and the pump that serves it."""
 
-    def stream(self, now: float) -> ServerStream:
-        """A fresh ServerStream with these options."""
-        return ServerStream(
-            now=now,
-            keepalive=self.keepalive,
-            first_byte=self.first_byte,
-            padding=self.padding,
-            coalesce_bytes=self.coalesce_bytes,
-            coalesce_delay=self.coalesce_delay,
-            max_buffer=self.max_buffer,
-            window=self.window,
-        )
+    def __init__(self, status: int, pump: Pump) -> None:
+        self.status = status
+        self.pump = pump
 
-    async def run(
-        self,
-        source: Source,
-        last_event_id: str | None,
-        write: Callable[[bytes], Awaitable[None]],
-        disconnected: Callable[[], Awaitable[None]],
-    ) -> Outcome:
-        """Serve ``source`` (after a replay from ``last_event_id`` with a window)."""
-        loop = asyncio.get_running_loop()
-        stream = self.stream(loop.time())
-        if self.window is not None and last_event_id is not None:
-            stream.resume(last_event_id, loop.time())
-        pump = Pump(source, stream, window=self.window, on_disconnect=self.on_disconnect)
-        return await pump.run(write, disconnected)
+
+def start_source(options: Options, source: Source, cursor: str | None) -> Start:
+    """Plan a response that serves ``source``, after a replay from the window."""
+    loop = asyncio.get_running_loop()
+    now = loop.time()
+    stream = ServerStream(
+        now=now,
+        keepalive=options.keepalive,
+        first_byte=options.first_byte,
+        padding=options.padding,
+        coalesce_bytes=options.coalesce_bytes,
+        coalesce_delay=options.coalesce_delay,
+        max_buffer=options.max_buffer,
+        window=options.window,
+    )
+    if options.window is not None:
+        replay(stream, options.window, cursor, now)
+    pump = Pump(stream, options, source=source if stream.state == "open" else None)
+    if stream.state != "open":
+        # The producer finished: the response comes from the window alone, and the
+        # source, which would write into a finished stream, is closed unread.
+        _close_unread(source)
+    return Start(_status(stream, options), pump)
+
+
+def start_hub(
+    options: Options,
+    hub: Hub,
+    channels: Iterable[str] | None,
+    may_read: MayRead | None,
+    cursor: str | None,
+) -> Start:
+    """Plan a response that serves a new subscriber of ``hub``."""
+    loop = asyncio.get_running_loop()
+    pump = Pump(None, options, source=None)
+    stream = hub.subscribe(
+        loop.time(),
+        channels=channels,
+        may_read=may_read,
+        last_event_id=cursor,
+        keepalive=options.keepalive,
+        first_byte=options.first_byte,
+        padding=options.padding,
+        coalesce_bytes=options.coalesce_bytes,
+        coalesce_delay=options.coalesce_delay,
+        wake=pump.wake,
+    )
+    pump.attach(stream, hub)
+    return Start(_status(stream, options), pump)
+
+
+def _status(stream: ServerStream, options: Options) -> int:
+    return 204 if stream.state != "open" and not stream.buffered else options.status_code
+
+
+def _close_unread(source: Source) -> None:
+    close = getattr(source, "aclose", None) or getattr(source, "close", None)
+    if close is None:
+        return
+    result = close()
+    if asyncio.iscoroutine(result):
+        task = asyncio.get_running_loop().create_task(result)
+        _DETACHED.add(task)
+        task.add_done_callback(_DETACHED.discard)
 
 
 class Pump:
-    """Run one response: feed ``source`` into ``stream``, write what it hands out."""
+    """Run one response: write what its stream hands out, fed by a source or a hub."""
 
     def __init__(
-        self,
-        source: Source,
-        stream: ServerStream,
-        *,
-        window: ReplayWindow | None,
-        on_disconnect: Policy,
+        self, stream: ServerStream | None, options: Options, *, source: Source | None
     ) -> None:
+        self._stream = cast(ServerStream, stream)
+        self._hub: Hub | None = None
         self._source = source
-        self._stream = stream
-        self._window = window
-        self._policy = on_disconnect
+        self._window: ReplayWindow | None = options.window
+        self._policy = options.on_disconnect
+        self._max_buffer = options.max_buffer
         self._loop = asyncio.get_running_loop()
         self._clock = self._loop.time
+        self._ends_at = (
+            None if options.max_lifetime is None else self._clock() + options.max_lifetime
+        )
         self._stop: asyncio.Future[Outcome] = self._loop.create_future()
         self._wake: asyncio.Future[None] | None = None
+        self._room: asyncio.Future[None] | None = None  # the feeder waits for a hand-out
+        self._writing = False  # a write is pending in the transport
         self._gone = False  # the client is gone: events go to the window only
 
-    async def run(
-        self,
-        write: Callable[[bytes], Awaitable[None]],
-        disconnected: Callable[[], Awaitable[None]],
-    ) -> Outcome:
-        """Pump until the stream ends or the client is gone; say which."""
+    def attach(self, stream: ServerStream, hub: Hub) -> None:
+        """Serve ``stream``, a subscriber of ``hub`` (unsubscribed at the end)."""
+        self._stream = stream
+        self._hub = hub
+
+    def wake(self) -> None:
+        """Something was queued on the stream, or it ended: the writer looks again."""
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    def stop(self) -> None:
+        """End the response as a cut after its whole frames; the stream goes on."""
+        self._halt("stopped")
+
+    async def run(self, write: Write, disconnected: Disconnected) -> Outcome:
+        """Pump until the stream ends, the client is gone or the server stops it."""
         feeder = None
-        if self._stream.state == "open":  # a resume of a finished stream is ended already
-            feeder = self._loop.create_task(self._feed())
+        if self._source is not None:
+            feeder = self._loop.create_task(self._feed(self._source))
         watcher = self._loop.create_task(self._watch(disconnected))
         outcome: Outcome = "disconnected"  # what a cancellation of this task means
+        _RUNNING.add(self)
         try:
             outcome = await self._write_loop(write)
         finally:
+            _RUNNING.discard(self)
             watcher.cancel()
+            if self._hub is not None:
+                self._hub.unsubscribe(self._stream)
             if feeder is not None:
                 await self._settle(feeder, outcome)
         return outcome
 
-    async def _write_loop(self, write: Callable[[bytes], Awaitable[None]]) -> Outcome:
+    async def _write_loop(self, write: Write) -> Outcome:
         stream = self._stream
         while True:
             data = stream.data_to_send(self._clock())
-            if data and not await self._write(write, data):
-                return self._stop.result()
+            if data:
+                self._made_room()
+                if not await self._write(write, data):
+                    return await self._stopped(write)
             state = stream.state
             if state != "open" and not stream.buffered:  # ended and written, or slow
                 return state
             if self._stop.done():
-                return self._stop.result()
+                return await self._stopped(write)
             await self._idle(stream.deadline)
 
-    async def _write(self, write: Callable[[bytes], Awaitable[None]], data: bytes) -> bool:
+    async def _write(self, write: Write, data: bytes) -> bool:
         """Write ``data``; False when a stop (slow, disconnect) came first or it failed."""
-        task = self._loop.create_task(_call(write, data))
+        task = self._loop.create_task(self._call(write, data))
         await asyncio.wait((task, self._stop), return_when=asyncio.FIRST_COMPLETED)
         if not task.done():
             task.cancel()
             await asyncio.wait((task,))
+            self._writing = False
             return False
         error = task.exception()
         if isinstance(error, OSError):  # the transport is closed: the client is gone
@@ -201,60 +290,118 @@ class Pump:
             raise error
         return True
 
+    async def _call(self, write: Write, data: bytes) -> None:
+        self._writing = True  # seen by the feeder only while the write is pending
+        try:
+            await write(data)
+        finally:
+            self._writing = False
+
+    async def _stopped(self, write: Write) -> Outcome:
+        """The outcome of a stop; for "stopped", the whole frames queued go first."""
+        outcome = self._stop.result()
+        stream = self._stream
+        if outcome != "stopped":
+            return outcome
+        self._gone = True  # from now on the source writes to the window only
+        if stream.state == "open":
+            stream.end(self._clock(), cut=True)
+        data = stream.data_to_send(self._clock())
+        if data:
+            # A client gone or not reading resumes all the same.
+            with contextlib.suppress(OSError, asyncio.TimeoutError):
+                await asyncio.wait_for(write(data), _FINAL_WRITE)
+        return outcome
+
     async def _idle(self, deadline: float | None) -> None:
-        """Sleep until ``deadline``, a wake-up from the feeder, or a stop."""
+        """Sleep until ``deadline``, a wake-up, the end of the lifetime, or a stop."""
+        ends_at = self._ends_at
+        if ends_at is not None and (deadline is None or ends_at < deadline):
+            deadline = ends_at
         timeout = None if deadline is None else deadline - self._clock()
         if timeout is not None and timeout <= 0:
+            if deadline is ends_at:
+                self._halt("stopped")
             return
         self._wake = wake = self._loop.create_future()
         await asyncio.wait((wake, self._stop), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         self._wake = None
 
-    async def _watch(self, disconnected: Callable[[], Awaitable[None]]) -> None:
+    async def _watch(self, disconnected: Disconnected) -> None:
         await disconnected()
         self._halt("disconnected")
 
     def _halt(self, outcome: Outcome) -> None:
         if not self._stop.done():
             self._stop.set_result(outcome)
+        self._made_room()
 
-    def _poke(self) -> None:
-        wake = self._wake
-        if wake is not None and not wake.done():
-            wake.set_result(None)
+    # The feeder.
 
-    async def _feed(self) -> None:
+    async def _feed(self, source: Source) -> None:
         cut = True
         try:
-            if isinstance(self._source, AsyncIterable):
-                async for item in self._source:
-                    self._take(item)
+            if isinstance(source, AsyncIterable):
+                async for item in source:
+                    await self._take(item)
             else:
-                items = iter(self._source)
-                while (got := await asyncio.to_thread(_next, items)) is not _END:
-                    self._take(cast(Item, got))
+                items = iter(source)
+                while (
+                    got := await self._loop.run_in_executor(_executor(), _next, items)
+                ) is not _END:
+                    await self._take(cast(Item, got))
             cut = False
         except StreamCut as exc:
             LOG.warning("sse_sansio: the source cut the stream: %s", exc)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # the pump's own: let it through
+                raise
+            LOG.warning("sse_sansio: the source raised CancelledError unasked; the stream is cut")
         except Exception:
             LOG.exception("sse_sansio: the source raised; the stream is cut")
+        except BaseException:  # KeyboardInterrupt, SystemExit: cut, and let them through
+            self._finish(True)
+            raise
         self._finish(cut)
 
-    def _take(self, item: Item) -> None:
-        if not self._gone:
-            self._stream.send(item, self._clock())
-            if self._stream.state == "slow":
-                self._halt("slow")
-            self._poke()
-        elif self._window is not None and isinstance(item, Event):
-            self._window.append(item)
+    async def _take(self, item: Item) -> None:
+        stream = self._stream
+        if (
+            not self._gone
+            and stream.buffered
+            and not self._writing
+            and stream.buffered + _bound(item) > self._max_buffer
+        ):
+            await self._hand_out_first()
+        if self._gone:
+            if self._window is not None and isinstance(item, Event):
+                self._window.append(item)
+            return
+        stream.send(item, self._clock())
+        if stream.state == "slow":
+            self._halt("slow")
+        self.wake()
+
+    async def _hand_out_first(self) -> None:
+        """Wait until the writer took what is queued (or a stop): a burst from a source
+        that never awaits must not look like a client that does not read."""
+        self._room = room = self._loop.create_future()
+        self.wake()
+        await asyncio.wait((room, self._stop), return_when=asyncio.FIRST_COMPLETED)
+        self._room = None
+
+    def _made_room(self) -> None:
+        room = self._room
+        if room is not None and not room.done():
+            room.set_result(None)
 
     def _finish(self, cut: bool) -> None:
         if self._window is not None:
             self._window.close(cut=cut)
         if not self._gone and self._stream.state == "open":
             self._stream.end(self._clock(), cut=cut)
-            self._poke()
+            self.wake()
 
     async def _settle(self, feeder: asyncio.Task[None], outcome: Outcome) -> None:
         """The source after the response: done, cancelled, or detached into the window."""
@@ -270,9 +417,62 @@ class Pump:
         await asyncio.wait((feeder,))
 
 
-async def _call(write: Callable[[bytes], Awaitable[None]], data: bytes) -> None:
-    await write(data)
+def _bound(item: Item) -> int:
+    """At least the bytes serialize() writes for ``item`` (a character is at most 4
+    bytes of UTF-8; a line break in a field costs at most its field's name again)."""
+    if isinstance(item, Event):
+        return 7 * (len(item.data) + len(item.type) + len(item.id)) + 32
+    if isinstance(item, Comment):
+        return 7 * len(item.text) + 4
+    return len(item)
+
+
+def _executor() -> ThreadPoolExecutor:
+    if not _EXECUTOR:
+        _EXECUTOR.append(
+            ThreadPoolExecutor(SYNC_SOURCE_THREADS, thread_name_prefix="sse_sansio-source")
+        )
+    return _EXECUTOR[0]
 
 
 def _next(items: Iterator[Item]) -> object:
     return next(items, _END)
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def watch_shutdown() -> None:
+    """Wrap the process's SIGINT and SIGTERM handlers, once each, so that a server's
+    graceful stop first ends every open response (stop_all()); only from the main
+    thread, where signal handlers live."""
+    for signum in _SIGNALS:
+        try:
+            previous = signal.getsignal(signum)
+            if getattr(previous, "_sse_sansio", False):
+                continue
+            signal.signal(signum, _Chained(previous))
+        except ValueError:  # not the main thread: the server owns the signals elsewhere
+            return
+
+
+class _Chained:
+    """A signal handler: stop every response, then call the handler it replaced."""
+
+    _sse_sansio = True
+
+    def __init__(self, previous: Any) -> None:
+        self.previous = previous
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        try:  # the handler runs between two bytecodes of the loop: stop from the loop
+            asyncio.get_running_loop().call_soon_threadsafe(stop_all)
+        except RuntimeError:  # no loop runs here
+            stop_all()
+        if callable(self.previous):
+            self.previous(signum, frame)
+        elif self.previous == signal.SIG_DFL and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        elif self.previous == signal.SIG_DFL:
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)

@@ -76,12 +76,14 @@ from sse_sansio._serializer import serialize
 
 __all__ = [
     "GAP_EVENT",
+    "NULL_GAP",
     "Frame",
     "Overflow",
     "ServerStream",
     "State",
     "deliver",
     "finish",
+    "replay",
     "subscriber",
 ]
 
@@ -92,6 +94,16 @@ Overflow = Literal["disconnect", "drop-oldest", "conflate"]
 GAP_EVENT = "sse_sansio.gap"
 
 _INFINITY = float("inf")
+
+
+def _gap_data(dropped: int | None) -> str:
+    """The gap event's data: the frames dropped, or null when that is not known."""
+    return f'{{"dropped": {"null" if dropped is None else dropped}}}'
+
+
+#: The gap a resume sends when it cannot replay all that was missed (``null``: it
+#: cannot say how much).
+NULL_GAP = serialize(Event(type=GAP_EVENT, data=_gap_data(None)))
 
 
 class ServerStream:
@@ -128,7 +140,7 @@ class ServerStream:
     # max_buffer, the gap frame at the head and how many frames it counts
     # ("drop-oldest"), the newest frame queued per key ("conflate").
     _overflow: Overflow = "disconnect"
-    _gap: tuple[bytes, int] | None = None
+    _gap: tuple[bytes, int | None] | None = None
     _slots: dict[Hashable, tuple[int, bytes]] | None = None
     _blanks = 0
 
@@ -379,14 +391,18 @@ class ServerStream:
         counting them, at the head; the bytes queued after that."""
         frames = self._frames
         assert isinstance(frames, deque)  # subscriber() made it so
-        dropped = 0
+        dropped: int | None = 0
         if self._gap is not None and frames[0] is self._gap[0]:  # unsent yet: count on
             self._size -= len(frames.popleft())
             dropped = self._gap[1]
         while frames and self._size + incoming > self._max_buffer:
-            self._size -= len(frames.popleft())
-            dropped += 1
-        gap = serialize(Event(type=GAP_EVENT, data=f'{{"dropped": {dropped}}}'))
+            frame = frames.popleft()
+            self._size -= len(frame)
+            # A resume's gap that could not say how much was missed is itself dropped:
+            # the merged gap cannot say either (issue 41, item 4).
+            if dropped is not None:
+                dropped = None if frame.startswith(NULL_GAP) else dropped + 1
+        gap = serialize(Event(type=GAP_EVENT, data=_gap_data(dropped)))
         frames.appendleft(gap)
         self._gap = (gap, dropped)
         self._size += len(gap)
@@ -573,3 +589,25 @@ def _squeeze(frames: list[bytes], slots: dict[Hashable, tuple[int, bytes]]) -> N
             slots[key] = (moved[index], data)
         else:
             del slots[key]
+
+
+def replay(stream: ServerStream, window: ReplayWindow, cursor: str | None, now: float) -> Resume:
+    """Prime a response's ``stream`` from ``window`` for a client whose resume cursor
+    is ``cursor`` (None: a new client), as the adapters answer a request.
+
+    The events after the cursor go first, in one frame (a long replay must not make
+    the stream "slow" before its consumer could read a byte), after the gap event with
+    ``{"dropped": null}`` when the window cannot replay all that was missed (an unknown
+    cursor, or events dropped: issue 41, item 5), as a Hub's subscriber gets it.  When
+    the window's producer finished, the stream is ended after them; a finished stream
+    with nothing left to send gets no gap either, so that an adapter can answer 204.
+    """
+    resume = window.resume("" if cursor is None else cursor)
+    frames = [serialize(event) for event in resume.events]
+    if cursor is not None and resume.verdict != "continue" and (frames or not resume.finished):
+        frames.insert(0, NULL_GAP)
+    if frames:
+        stream._queue(b"".join(frames), stream._clock.read(now, "replay"), True)
+    if resume.finished:
+        stream.end(now, cut=resume.cut)
+    return resume

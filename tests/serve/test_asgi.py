@@ -335,9 +335,11 @@ def without_starlette(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 
 def test_without_starlette_it_is_a_plain_asgi_app(monkeypatch: pytest.MonkeyPatch) -> None:
-    plain = without_starlette(monkeypatch).EventStreamResponse
-    assert plain.__mro__[1:] == (object,)
-    assert serve(plain(events("a"))).body() == b"data: a\n\n"
+    module = without_starlette(monkeypatch)
+    for plain in (module.EventStreamResponse, module.HubResponse):
+        assert plain.__mro__[-1] is object
+        assert [c for c in plain.__mro__ if c.__module__.startswith("starlette")] == []
+    assert serve(module.EventStreamResponse(events("a"))).body() == b"data: a\n\n"
 
 
 @pytest.mark.slow  # a subprocess
