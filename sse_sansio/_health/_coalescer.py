@@ -20,10 +20,12 @@
 #   into the event before it, when the merger says the two make one (sse_sansio.llm's
 #   TextMerge joins consecutive text deltas of one dialect into one schema-valid event).
 #   Merging happens only between two items still held, never across a pop, and never
-#   into an event whose frame already reached max_bytes: that frame is due, and each
-#   merge serializes the merged event whole (its size must be exact for max_buffer), so
-#   growing it without end would cost each push the whole held answer (32,000 deltas
-#   held: 10 s).  So a push costs at most about max_bytes of serializing.
+#   into an event whose frame already reached max_bytes: that frame is due.  The size
+#   held must be exact (for max_bytes and max_buffer): a merger that can tell the size
+#   of what it returned (TextMerge.size(), kept by arithmetic on what each merge adds)
+#   is asked, so a merged event is serialized once, when it is sealed, and a run of
+#   merges costs serializing linear in its length whatever max_bytes is (issue 42,
+#   item 6); a merger without size() has each merged event serialized to measure it.
 #
 # Memory: what is held stays below max_bytes plus one frame, as long as the caller pops
 # whenever ``deadline`` has come (right after a push that made it due, at the latest);
@@ -72,7 +74,11 @@ _INFINITY = math.inf
 
 
 class Merge(Protocol):
-    """What ``Coalescer(merge=...)`` takes: :class:`sse_sansio.llm.TextMerge`, or yours."""
+    """What ``Coalescer(merge=...)`` takes: :class:`sse_sansio.llm.TextMerge`, or yours.
+
+    A merger may also have ``size(event) -> int | None``: the bytes
+    :func:`~sse_sansio.serialize` writes for an event its last merge returned (None
+    when it cannot tell); the coalescer then serializes a merged event only once."""
 
     def merge(self, first: Event, second: Event) -> Event | None:
         """The one event that says what ``first`` then ``second`` say, or None."""
@@ -125,7 +131,8 @@ class Coalescer:
         self._clock = Clock("Coalescer", now)
         self._frames: list[bytes] = []  # sealed frames, in order
         self._size = 0  # their bytes, and the pending event's
-        self._pending: tuple[Event, bytes] | None = None  # the event a merge may extend
+        # The event a merge may extend, its frame (None: not serialized yet) and size.
+        self._pending: tuple[Event, bytes | None, int] | None = None
         self._since: float | None = None  # when the oldest frame held was pushed
         self._due_at: float | None = None  # when what is held became due at once
 
@@ -236,19 +243,29 @@ class Coalescer:
             return
         pending = self._pending
         merged = None
-        if pending is not None and len(pending[1]) < self._max_bytes:
+        if pending is not None and pending[2] < self._max_bytes:
             merged = self._merge.merge(pending[0], item)
         if pending is not None and merged is not None:
-            data = serialize(merged)
-            self._check_room(len(data) - len(pending[1]))
-            self._size += len(data) - len(pending[1])
-            self._pending = (merged, data)
+            data, size = self._measured(merged)
+            self._check_room(size - pending[2])
+            self._size += size - pending[2]
+            self._pending = (merged, data, size)
         else:
             data = serialize(item)
             self._check_room(len(data))
             self._seal()
             self._size += len(data)
-            self._pending = (item, data)
+            self._pending = (item, data, len(data))
+
+    def _measured(self, merged: Event) -> tuple[bytes | None, int]:
+        """A merged event's frame and size: the merger's size() when it tells it
+        (the frame is serialized when sealed), else serialized now."""
+        sized = getattr(self._merge, "size", None)
+        size = None if sized is None else sized(merged)
+        if size is None:
+            data = serialize(merged)
+            return data, len(data)
+        return None, size
 
     def _check_room(self, growth: int) -> None:
         """Refuse a push that would take a non-empty hold past max_buffer."""
@@ -270,8 +287,10 @@ class Coalescer:
 
     def _seal(self) -> None:
         """The pending event can no longer be merged into: hold it as a frame."""
-        if self._pending is not None:
-            self._frames.append(self._pending[1])
+        pending = self._pending
+        if pending is not None:
+            event, data, _ = pending
+            self._frames.append(serialize(event) if data is None else data)
             self._pending = None
 
     # Pickling (issue 32, item 4): worth keeping: the frames held and the times they

@@ -29,14 +29,23 @@
 # by character), so the data is byte for byte what encoding the joined object gives;
 # a piece holding a lone surrogate (half of a pair split across two deltas) is written
 # with ASCII escapes, so the two halves meet again as a valid escaped pair.
+#
+# The Coalescer's size (issue 42, item 6: through a Coalescer whose max_bytes is large,
+# each merge serialized the whole merged event again to learn its size): size() gives
+# the bytes serialize() writes for the event the last merge returned, by arithmetic:
+# the UTF-8 length of the encoded text is kept as the pieces join (each piece encoded
+# once), plus the small frame around it and the event's lines (serialized once for an
+# event of one character's data).  So the Coalescer serializes a merged event once,
+# when it seals it.
 
 from __future__ import annotations
 
 import json
 from typing import Any, Final
 
-from sse_sansio._events import Event
+from sse_sansio._events import Event, new_event
 from sse_sansio._pickling import public_reduce, restore
+from sse_sansio._serializer import serialize
 
 from ._dialect import DeltaShape, Path
 from ._registry import DIALECTS
@@ -78,8 +87,10 @@ class TextMerge:
             )
         self.dialect = dialect
         self._shape = shape
-        # The event the last merge returned, its frame and its text encoded as JSON.
-        self._held: tuple[Event, dict[str, Any], str] | None = None
+        # The event the last merge returned, its frame, its text encoded as JSON, and
+        # the UTF-8 size of that encoded text.
+        self._held: tuple[Event, dict[str, Any], str, int] | None = None
+        self._size = 0  # what serialize() writes for that event
 
     def merge(self, first: Event, second: Event) -> Event | None:
         """The one event that says what ``first`` then ``second`` say, or None."""
@@ -96,7 +107,7 @@ class TextMerge:
         text_b = None if b is None else _text(b, shape.text)
         if start is None or b is None or text_b is None:
             return None
-        frame, encoded = start
+        frame, encoded, encoded_size = start
         # Everything but the text and the "latest" fields must be equal.
         if _with(b, shape.text, _HOLE, frame, shape.latest) != frame:
             return None
@@ -106,14 +117,28 @@ class TextMerge:
         )
         if not hole or _HOLE_JSON in tail:  # another field holds the placeholder
             return None
-        encoded += _encoded(text_b)
-        event = Event(
-            type=first.type, data="".join((head, encoded, tail)), id=second.id or first.id
-        )
-        self._held = (event, joined, encoded)
+        piece = _encoded(text_b)
+        encoded += piece
+        encoded_size += len(piece.encode())  # (_encoded() text always encodes)
+        # Past the constructor's checks, which hold: JSON text has no line break, and
+        # the type and id are those of checked events.
+        data = "".join((head, encoded, tail))
+        event = new_event(Event, (first.type, data, second.id or first.id, None, -1, -1, None))
+        size = _framed(event, head, tail, encoded_size)
+        if size is None:
+            return None  # a field holds a lone surrogate: as sent, escaped, or not at all
+        self._held = (event, joined, encoded, encoded_size)
+        self._size = size
         return event
 
-    def _start(self, first: Event) -> tuple[dict[str, Any], str] | None:
+    def size(self, event: Event) -> int | None:
+        """The bytes :func:`~sse_sansio.serialize` writes for ``event`` when it is the
+        event the last merge returned (kept by arithmetic, not by serializing it), else
+        None.  The :class:`~sse_sansio.Coalescer` asks it for the size of what it holds."""
+        held = self._held
+        return self._size if held is not None and held[0] is event else None
+
+    def _start(self, first: Event) -> tuple[dict[str, Any], str, int] | None:
         """The frame and encoded text of an event no merge made, if it is a text delta
         whose fixed and empty fields hold."""
         shape = self._shape
@@ -125,7 +150,8 @@ class TextMerge:
             return None
         if any(a.get(key) not in (None, []) for key in shape.empty):
             return None
-        return _with(a, shape.text, _HOLE, a, ()), _encoded(text_a)
+        encoded = _encoded(text_a)
+        return _with(a, shape.text, _HOLE, a, ()), encoded, len(encoded.encode())
 
     # Pickling (issue 32, item 4): a TextMerge holds only its dialect's rules, so it
     # pickles (inside a Coalescer, say) as sse_sansio.llm.TextMerge with its dialect's
@@ -133,7 +159,7 @@ class TextMerge:
     # The frame of the event it returned last is a cache (the slow path rebuilds it
     # from the event), so it is left out: a copy starts afresh and writes the same bytes.
     def __reduce__(self) -> tuple[object, ...]:
-        return public_reduce(self, _shape=self.dialect, _held=None)
+        return public_reduce(self, _shape=self.dialect, _held=None, _size=None)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         restore(self, {**state, "_shape": _shape(state["_shape"])})
@@ -144,6 +170,20 @@ class TextMerge:
 _HOLE: Final = "\x00sse_sansio.TextMerge\x00"
 _HOLE_JSON: Final = json.dumps(_HOLE)[1:-1]
 _COMPACT: Final = (",", ":")
+
+
+def _framed(event: Event, head: str, tail: str, encoded_size: int) -> int | None:
+    """What serialize() writes for ``event``, whose data is ``head``, the encoded text
+    (``encoded_size`` bytes) and ``tail``: the lines of an event of one character's
+    data, less that character, plus the data's bytes; None when the frame around the
+    text does not encode (a field other than the text holds a lone surrogate, which the
+    events sent escaped: they stay apart, as sent)."""
+    try:
+        around = len(head.encode()) + len(tail.encode())
+    except UnicodeEncodeError:
+        return None
+    lines = serialize(new_event(Event, (event.type, "x", event.id, None, -1, -1, None)))
+    return len(lines) - 1 + around + encoded_size
 
 
 def _encoded(text: str) -> str:

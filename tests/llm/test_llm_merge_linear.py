@@ -1,4 +1,5 @@
-"""TextMerge is linear (issue 36, item 16: 32,000 held deltas took 11.8 s).
+"""TextMerge is linear (issue 36, item 16: 32,000 held deltas took 11.8 s), and so is a
+Coalescer merging with it, whatever its max_bytes (issue 42, item 6).
 
 Not timed (a loaded machine breaks timings): the test counts the characters that go
 through ``json`` (decoded and encoded) while a run of deltas is merged, one into the
@@ -10,13 +11,16 @@ text).  The merged event stays byte for byte the compact JSON of the joined obje
 from __future__ import annotations
 
 import json
+import pickle
 from typing import Any
 
 import pytest
 
-from sse_sansio import Coalescer, Event
+from sse_sansio import Coalescer, Comment, Event, serialize
+from sse_sansio._health import _coalescer as coalescer_module
 from sse_sansio.llm import TextMerge
 from sse_sansio.llm import _merge as merge_module
+from sse_sansio.testing import parse
 
 CHUNK = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m"}
 
@@ -166,3 +170,78 @@ def test_a_first_event_outside_the_shape_starts_no_run(
 ) -> None:
     first = Event(type=event, data=json.dumps(payload))
     assert TextMerge(dialect).merge(first, first) is None
+
+
+class CountingSerialize:
+    """serialize(), counting the bytes it writes."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+
+    def __call__(self, item: Event | Comment) -> bytes:
+        out = serialize(item)
+        self.chars += len(out)
+        return out
+
+
+def test_a_coalescer_with_any_max_bytes_merges_32000_deltas_linearly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 42, item 6: the size held is kept by arithmetic, not by serializing the
+    merged event again on every merge (~n^2/2 deltas' worth through serialize)."""
+    counter, serialized = CountingJson(), CountingSerialize()
+    monkeypatch.setattr(merge_module, "json", counter)
+    monkeypatch.setattr(merge_module, "serialize", serialized)
+    monkeypatch.setattr(coalescer_module, "serialize", serialized)
+    n = 32_000
+    texts = [f"{i % 100:02}" for i in range(n)]  # two characters each
+    events = [Event(data=json.dumps(chat(text))) for text in texts]
+    sent = sum(len(event.data) for event in events)
+    coalescer = Coalescer(
+        max_bytes=1 << 30, max_delay=60.0, now=0.0, merge=TextMerge("openai-chat")
+    )
+    for event in events:
+        coalescer.push(event, 0.0)
+    held = coalescer.buffered
+    out = coalescer.flush()
+    assert held == len(out)  # the arithmetic is exact
+    assert counter.chars + serialized.chars < 6 * sent
+    (merged,) = parse(out)[:-1]  # one event, then the end of stream
+    assert isinstance(merged, Event)
+    assert json.loads(merged.data) == chat("".join(texts))
+
+
+MERGED_RUNS = {
+    "openai-chat": [chat("é"), chat("\ud83d"), chat("\ude00 ok"), chat("日本")],
+    "gemini": [gemini("ß", 1), gemini("\u2028", 2), gemini("x" * 40, 3)],
+    "anthropic": [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}
+        for t in ("a", "€", "\ud800", "z")
+    ],
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(MERGED_RUNS))
+@pytest.mark.parametrize("max_bytes", [1, 64, 1 << 20])
+def test_the_size_held_is_what_the_coalescer_writes(dialect: str, max_bytes: int) -> None:
+    """Beyond ASCII, an id line, an event: line, a split surrogate pair, any max_bytes:
+    buffered is always the length of what flush() writes."""
+    kind = "content_block_delta" if dialect == "anthropic" else "message"
+    coalescer = Coalescer(max_bytes=max_bytes, max_delay=60.0, now=0.0, merge=TextMerge(dialect))
+    for n, payload in enumerate(MERGED_RUNS[dialect]):
+        coalescer.push(Event(type=kind, data=json.dumps(payload), id=f"e{n}"), 0.0)
+        size = coalescer.buffered
+        assert size == len(pickle.loads(pickle.dumps(coalescer)).flush())
+    assert size == len(coalescer.flush())
+
+
+def test_deltas_whose_frame_would_not_encode_merged_stay_apart() -> None:
+    """A lone surrogate outside the text, sent escaped: merged, the frame would hold it
+    raw and serialize() would refuse the event; the two stay apart, as sent."""
+    coalescer = Coalescer(max_bytes=1 << 20, max_delay=60.0, now=0.0, merge=TextMerge("gemini"))
+    odd = {"candidates": [{"content": {"parts": [{"text": "a"}], "role": "\ud800"}}]}
+    first, second = Event(data=json.dumps(odd)), Event(data=json.dumps(odd))
+    assert TextMerge("gemini").merge(first, second) is None
+    coalescer.push(first, 0.0)
+    coalescer.push(second, 0.0)
+    assert coalescer.flush() == serialize(first) + serialize(second)
