@@ -354,8 +354,10 @@ class Hub:
         for stream in tuple(targets):
             _, may_read, wake = readers[stream]
             if may_read is not None and not self._may(stream, may_read, channel, item, now):
-                if stream.state != "open":
+                if stream.state != "open":  # may_read raised: cut, and its writer told
                     gone.append(stream)
+                    if wake is not None:
+                        wake()
                 continue
             if deliver(stream, frame, now):
                 gone.append(stream)
