@@ -128,6 +128,7 @@ RUN_ONCE: dict[str, str] = {
     "test_llm_cli_body": "the command line's non-stream bodies",
     "test_llm_docs": "the llm documentation pages",
     "test_llm_holdback": "the llm layer takes items",
+    "test_llm_pipe": "the llm layer takes items",
     "test_llm_stats": "the llm layer takes items",
     "test_llm_otel": "the llm layer takes items",
     "test_llm_guard_gateway": "an example gateway, live on loopback",

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
 from typing import TYPE_CHECKING, NoReturn
 
 from sse_sansio._errors import LocalProtocolError, StreamCut
@@ -146,13 +146,13 @@ class Relay:
         # A handle, not a value: it reads a live upstream (sse_sansio/_pickling.py).
         refuse(self, "it reads a live upstream; keep its outcome and verdict instead")
 
-    def __aiter__(self) -> AsyncIterator[Relayed]:
+    def __aiter__(self) -> AsyncGenerator[Relayed, None]:
         if self._iterated:
             raise LocalProtocolError("a Relay is iterated once: its upstream is read up")
         self._iterated = True
         return self._run()
 
-    async def _run(self) -> AsyncIterator[Relayed]:
+    async def _run(self) -> AsyncGenerator[Relayed, None]:
         import asyncio
 
         reads = aiter(self._upstream)

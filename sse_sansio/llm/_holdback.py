@@ -31,15 +31,18 @@
 
 from __future__ import annotations
 
+import time
 from collections import deque
-from typing import Any, NamedTuple
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
+from typing import Any, Final, NamedTuple
 
 from sse_sansio._clock import Clock
 from sse_sansio._clock import seconds as checked_seconds
-from sse_sansio._errors import LocalProtocolError
-from sse_sansio._events import Comment, Event
+from sse_sansio._errors import LocalProtocolError, StreamCut
+from sse_sansio._events import Comment, EndOfStream, Event
 from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
 
+from ._pipe import Item, close, next_item
 from ._reading import Mark, read
 from ._registry import DIALECTS, REFRAMER_DIALECTS, make_dialect
 
@@ -191,6 +194,67 @@ class HoldBack:
             out.append(Event(data=rules.stream_end))
         return out
 
+    async def pipe(
+        self,
+        items: AsyncIterable[Event | Comment | EndOfStream],
+        *,
+        check: Callable[[str], str | None] | None = None,
+        now: Callable[[], float] = time.monotonic,
+    ) -> AsyncGenerator[Sent, None]:
+        """Hold a whole stream back: ``items`` (a :class:`~sse_sansio.Relay`, a
+        :meth:`Translator.pipe`, any async iterable of received items in this
+        dialect) in, what to send out, as it is released.
+
+        ``check`` is called with each piece of answer text as it is pushed, before
+        any of it is sent (keep your own window across pieces for words that span
+        two); it returns None to pass, or a reason to veto: then the dialect's error
+        event (:meth:`veto`) goes out instead of everything held, ``items`` is closed
+        and the pipe ends.  A clean end of ``items`` releases the rest
+        (:meth:`approve`: the checker passed the tail); a
+        :class:`~sse_sansio.StreamCut` from ``items`` is raised again after the held
+        items (every one a complete frame; no terminal frame is added).  With
+        ``seconds``, held text goes at :attr:`deadline` even while ``items`` is
+        silent.  Closing the returned generator closes ``items``.  ``now`` is the
+        clock the HoldBack was made on.  So a guarded gateway serves
+        ``EventStreamResponse(hold.pipe(translator.pipe(relay), check=...))``.
+        """
+        source = aiter(items)
+        reads = _Reads(source, now)
+        try:
+            while True:
+                try:
+                    item = await reads.next(self.deadline)
+                except StreamCut:
+                    for out in self.approve():  # the checker saw all of it
+                        yield out
+                    raise
+                if item is None or isinstance(item, EndOfStream):
+                    for out in self.approve():
+                        yield out
+                    return
+                if item is _DUE:
+                    for out in self.pop(now()):
+                        yield out
+                    continue
+                assert isinstance(item, (Event, Comment))
+                for out in self._checked(item, now(), check):
+                    yield out
+                if self.vetoed:
+                    return
+        finally:
+            await reads.close()
+
+    def _checked(
+        self, item: Sent, at: float, check: Callable[[str], str | None] | None
+    ) -> list[Sent]:
+        """Push ``item``; what to send: what it released, or the veto's events."""
+        out = self.push(item, at)
+        if check is not None and self.last_text:
+            reason = check(self.last_text)
+            if reason is not None:
+                return list(self.veto(reason))  # what this push released is dropped too
+        return out
+
     def _release(self, now: float) -> list[Sent]:
         out: list[Sent] = []
         held = self._held
@@ -220,6 +284,49 @@ class HoldBack:
         state["_mark"] = Mark(*state["_mark"])
         state["_held"] = deque(_Held(*held) for held in state["_held"])
         restore(self, state)
+
+
+#: _Reads.next(): held text came due before the next item.
+_DUE: Final = object()
+
+
+class _Reads:
+    """The reads of pipe()'s source.  Without a deadline, a plain read; with one, the
+    read runs in a task that is waited for until the deadline, and never cancelled by
+    that wait (a cancelled async generator is ended for good): the next call waits for
+    the same read."""
+
+    def __init__(self, source: AsyncIterator[Item], now: Callable[[], float]) -> None:
+        self.source, self.now = source, now
+        self.pending: Any = None  # the read in a task (asyncio is imported when needed)
+
+    async def next(self, deadline: float | None) -> Item | object | None:
+        """The next item (None at the clean end), or _DUE when ``deadline`` came first."""
+        if self.pending is None and deadline is None:
+            return await next_item(self.source)
+        import asyncio
+
+        if self.pending is None:
+            self.pending = asyncio.ensure_future(next_item(self.source))
+        reading = self.pending
+        timeout = None if deadline is None else max(0.0, deadline - self.now())
+        await asyncio.wait((reading,), timeout=timeout)
+        if not reading.done():
+            return _DUE
+        self.pending = None
+        item: Item | None = reading.result()
+        return item
+
+    async def close(self) -> None:
+        """Finish a pending read (cancelled, waited for), then close the source."""
+        reading = self.pending
+        if reading is not None:
+            import asyncio
+
+            reading.cancel()
+            # Its end (a cancellation, an item, an error) retrieved: nobody reads it now.
+            await asyncio.gather(reading, return_exceptions=True)
+        await close(self.source)
 
 
 def _count(chars: int | None) -> int | None:

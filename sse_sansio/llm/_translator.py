@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any, Final
 
+from sse_sansio._errors import StreamCut
 from sse_sansio._events import Comment, EndOfStream, Event
 from sse_sansio._pickling import public_reduce, restore
 
@@ -44,6 +46,7 @@ from ._gemini_writer import GeminiWriter
 from ._openai_chat_writer import OpenAIChatWriter
 from ._openai_responses_writer import OpenAIResponsesWriter
 from ._outcome import Outcome
+from ._pipe import close, next_item
 from ._registry import DIALECTS, make_dialect
 from ._tracker import Tracker
 from ._usage import UNAVAILABLE
@@ -156,6 +159,35 @@ class Translator:
         second call.
         """
         return self._ending(self._tracker.end(truncated=truncated, gave_up=gave_up))
+
+    async def pipe(
+        self, items: AsyncIterable[Event | Comment | EndOfStream]
+    ) -> AsyncGenerator[Event | Comment, None]:
+        """Translate a whole upstream: ``items`` (a :class:`~sse_sansio.Relay`, or any
+        async iterable of received items) in, the target's items out, as they come.
+
+        A clean end of ``items`` brings :meth:`end`'s frames.  A
+        :class:`~sse_sansio.StreamCut` from ``items`` is raised again after every
+        complete frame (and no terminal frame: the target's client reads a cut too).
+        Comments pass through.  Closing the returned generator (``aclose()``) closes
+        ``items``.  So a gateway serves
+        ``EventStreamResponse(translator.pipe(relay), headers=translator.headers)``.
+        """
+        source = aiter(items)
+        try:
+            while True:
+                try:
+                    item = await next_item(source)
+                except StreamCut:
+                    for out in self.end(truncated=True):  # a cut writes no ending
+                        yield out
+                    raise
+                for out in self.end() if item is None else self.feed(item):
+                    yield out
+                if item is None or isinstance(item, EndOfStream):
+                    return
+        finally:
+            await close(source)
 
     def _ending(self, outcome: Outcome) -> Output:
         if self._ended:
