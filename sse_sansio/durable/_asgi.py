@@ -1,0 +1,248 @@
+"""The Durable Streams protocol as an ASGI app: :func:`asgi_app`.
+
+Strategy: every request is read whole (at most ``max_body`` bytes), handed to the
+sans-I/O :class:`~sse_sansio.durable.DurableStreams` with ``time.time()`` as the
+clock, and its :class:`~sse_sansio.durable.Response` written.  A live read waits on the
+stream's :class:`_Wakeup`, which every response that ``changed`` a path sets: long-poll
+and SSE wake on an append at once, without polling, and otherwise sleep until their
+deadline.  The SSE response is :class:`~sse_sansio.asgi.EventStreamResponse`, so
+:class:`~sse_sansio.ServerStream` writes it: keepalive comments while the stream is
+quiet, the slow-reader bound (``max_buffer``), and a stream deleted under its reader
+passed on as a cut (:class:`~sse_sansio.StreamCut`), not as a clean end.
+
+A store that blocks (``blocking = True``, such as the Redis store) is called in a
+worker thread, so the event loop never waits on it.  Another process appending to the
+same store wakes this one's readers only through a store's ``subscribe`` hook (the
+Redis store has one); without it they see the data at their next deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from typing import Any, TypeVar
+
+from sse_sansio._errors import StreamCut
+from sse_sansio._serve._asgi import EventStreamResponse
+
+from ._protocol import DurableStreams, LiveRead, Request, Response
+from ._store import Store
+
+__all__ = ["DurableApp", "asgi_app"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+T = TypeVar("T")
+
+
+class _Wakeup:
+    """One asyncio.Event per path that has live readers; a change sets and drops it."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, tuple[asyncio.Event, int]] = {}
+
+    def notify(self, path: str) -> None:
+        entry = self._events.pop(path, None)
+        if entry is not None:
+            entry[0].set()
+
+    def event(self, path: str) -> asyncio.Event:
+        """The event the next change of ``path`` sets (take it before looking)."""
+        event, count = self._events.get(path) or (asyncio.Event(), 0)
+        self._events[path] = (event, count + 1)
+        return event
+
+    def release(self, path: str, event: asyncio.Event) -> None:
+        """A reader is done with ``event``: forget it when nobody else waits on it."""
+        entry = self._events.get(path)
+        if entry is not None and entry[0] is event:
+            if entry[1] <= 1:
+                del self._events[path]
+            else:
+                self._events[path] = (event, entry[1] - 1)
+
+    async def wait(self, path: str, event: asyncio.Event, timeout: float) -> None:
+        try:
+            if timeout > 0:
+                await asyncio.wait_for(event.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            self.release(path, event)
+
+
+class DurableApp:
+    """The ASGI app :func:`asgi_app` returns; ``protocol`` is its sans-I/O core."""
+
+    def __init__(
+        self,
+        protocol: DurableStreams,
+        *,
+        prefix: str,
+        keepalive: float,
+        max_buffer: int,
+        max_body: int,
+        clock: Callable[[], float],
+    ) -> None:
+        self.protocol = protocol
+        self.prefix = prefix.rstrip("/")
+        self._keepalive = keepalive
+        self._max_buffer = max_buffer
+        self._max_body = max_body
+        self._clock = clock
+        self._wakeup = _Wakeup()
+        self._blocking = bool(getattr(protocol.store, "blocking", False))
+        subscribe = getattr(protocol.store, "subscribe", None)
+        self._subscribe: Callable[[Callable[[str], None]], object] | None = subscribe
+        self._subscribed = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":  # pragma: no cover - websockets: not ours to serve
+            return
+        self._listen()
+        path = scope.get("path", "")
+        if not path.startswith(self.prefix + "/") or len(path) == len(self.prefix) + 1:
+            await _write(send, Response(404, [("content-type", "text/plain")], b"no stream here"))
+            return
+        body = await self._body(receive)
+        if body is None:
+            await _write(send, Response(413, [], b"the body is too large"))
+            return
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+        query = scope.get("query_string", b"").decode("latin-1")
+        request = Request(scope["method"], path, headers, query, body, _origin(scope))
+        decided = await self._call(self.protocol.handle, request, self._clock())
+        if isinstance(decided, Response):
+            if decided.changed is not None:
+                self._wakeup.notify(decided.changed)
+            await _write(send, decided, head=scope["method"] == "HEAD")
+        elif decided.mode == "long-poll":
+            await _write(send, await self._long_poll(decided))
+        else:
+            await self._sse(decided, scope, receive, send)
+
+    def _listen(self) -> None:
+        """Hear other processes' changes through the store's hook, once a loop runs."""
+        if self._subscribe is not None and not self._subscribed:
+            self._subscribed = True
+            loop = asyncio.get_running_loop()
+            notify = self._wakeup.notify
+
+            def heard(path: str) -> None:
+                loop.call_soon_threadsafe(notify, path)
+
+            self._subscribe(heard)
+
+    async def _call(self, function: Callable[..., T], *args: Any) -> T:
+        if self._blocking:
+            return await asyncio.to_thread(function, *args)
+        return function(*args)
+
+    async def _body(self, receive: Receive) -> bytes | None:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return b"".join(chunks)
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self._max_body:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    async def _long_poll(self, live: LiveRead) -> Response:
+        while True:
+            event = self._wakeup.event(live.path)
+            now = self._clock()
+            answer = await self._call(self.protocol.poll, live, now)
+            if answer is not None:
+                self._wakeup.release(live.path, event)
+                return answer
+            await self._wakeup.wait(live.path, event, live.deadline - now)
+
+    async def _sse(self, live: LiveRead, scope: Scope, receive: Receive, send: Send) -> None:
+        async def source() -> AsyncIterator[bytes]:
+            while True:
+                event = self._wakeup.event(live.path)
+                now = self._clock()
+                events, end = await self._call(self.protocol.sse_step, live, now)
+                for item in events:
+                    yield item
+                if end is not None:
+                    self._wakeup.release(live.path, event)
+                    if end == "gone":
+                        raise StreamCut(f"the stream at {live.path} was deleted")
+                    return
+                await self._wakeup.wait(live.path, event, live.deadline - now)
+
+        response = EventStreamResponse(
+            source(),
+            keepalive=self._keepalive,
+            max_buffer=self._max_buffer,
+            headers=dict(live.headers),
+        )
+        await response(scope, receive, send)
+
+
+def _origin(scope: Scope) -> str:
+    for name, value in scope["headers"]:
+        if name == b"host":
+            return f"{scope.get('scheme', 'http')}://{value.decode('latin-1')}"
+    return ""
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def _write(send: Send, response: Response, *, head: bool = False) -> None:
+    headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers]
+    if response.status not in (204, 304):
+        headers.append((b"content-length", str(len(response.body)).encode()))
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    body = b"" if head or response.status in (204, 304) else response.body
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def asgi_app(
+    store: Store | None = None,
+    *,
+    prefix: str = "/v1/stream",
+    long_poll_timeout: float = 30.0,
+    sse_lifetime: float = 60.0,
+    keepalive: float = 15.0,
+    max_buffer: int = 1 << 20,
+    max_body: int = 64 << 20,
+    clock: Callable[[], float] = time.time,
+) -> DurableApp:
+    """An ASGI app serving Durable Streams under ``prefix`` (a memory store if None).
+
+    A stream's name is its whole URL path (``/v1/stream/chat/42``).  ``keepalive`` and
+    ``max_buffer`` are the SSE response's (:class:`~sse_sansio.ServerStream`'s);
+    ``max_body`` bounds a request body (larger: 413); ``clock`` is seconds since the
+    Unix epoch (TTLs and ``Stream-Expires-At`` are wall-clock times).
+    """
+    protocol = DurableStreams(store, long_poll_timeout=long_poll_timeout, sse_lifetime=sse_lifetime)
+    return DurableApp(
+        protocol,
+        prefix=prefix,
+        keepalive=keepalive,
+        max_buffer=max_buffer,
+        max_body=max_body,
+        clock=clock,
+    )

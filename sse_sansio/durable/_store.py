@@ -1,0 +1,361 @@
+"""The storage contract of sse_sansio.durable, and the store in memory.
+
+Strategy: a store keeps, per stream path, a :class:`StreamMeta` (the configuration and
+the writer state) and the stream's own data: its *units* in order.  A unit is one byte
+string; the positions it covers are its length in bytes for a byte stream and one for a
+JSON stream (one unit per flattened message, PROTOCOL.md 9.1).  A position is an integer
+counted from the start of the stream's offset space (a fork's own data starts at its
+fork position, section 4.2); offsets are positions written as sortable text
+(:func:`encode_offset`).  Every append also records where it ended (``ends``): those are
+the data boundaries that ``Stream-Fork-Sub-Offset`` may not cross.
+
+Invariants a store keeps (tests/durable/test_store_contract.py holds every store to
+them):
+
+- ``append`` is atomic: the checks of :func:`decide_append` and the write happen as one
+  step for a path, so two writers never both pass the same producer check;
+- the tail only grows, closure is for good, and a read returns the bytes written;
+- ``delete`` of a stream that forks still read is a soft delete (kept, marked), and
+  removing a fork releases its source, cascading up a chain of soft-deleted sources.
+
+The decisions themselves (:func:`decide_append`) are pure, so the Redis store's Lua
+script can be held to the same table.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal, Protocol
+
+__all__ = [
+    "AppendOutcome",
+    "AppendPlan",
+    "MemoryStore",
+    "Store",
+    "StreamMeta",
+    "decide_append",
+    "decode_offset",
+    "encode_offset",
+]
+
+_WIDTH = 16
+#: The largest position an offset can hold (16 decimal digits).
+MAX_POSITION = 10**_WIDTH - 1
+
+
+def encode_offset(position: int) -> str:
+    """The offset of ``position``: fixed-width decimal, so text order is stream order.
+
+    The first field is a reserved segment number (always zero here); the second is the
+    position.  Neither sentinel (``-1``, ``now``) can come out of it.
+    """
+    return f"{0:0{_WIDTH}d}_{position:0{_WIDTH}d}"
+
+
+def decode_offset(offset: str) -> int | None:
+    """The position an offset names, or None when it is not one of ours."""
+    segment, sep, position = offset.partition("_")
+    if not sep or len(segment) != _WIDTH or len(position) != _WIDTH:
+        return None
+    if not (segment.isascii() and segment.isdigit() and position.isascii()):
+        return None
+    if not position.isdigit() or int(segment) != 0:
+        return None
+    return int(position)
+
+
+@dataclass
+class StreamMeta:
+    """One stream's configuration and writer state, as a store keeps it.
+
+    ``fork_position`` is where the stream's own data starts (0 unless it is a fork);
+    ``tail`` is the position after its last unit.  ``deadline`` is the caller-clock
+    time at which the stream expires (None: never); ``ttl`` slides it on each access.
+    ``config`` is what an idempotent PUT must repeat, as one comparable string.  A
+    store may hand out its own object: callers never change one.
+    """
+
+    path: str
+    sid: str
+    content_type: str
+    json: bool
+    tail: int = 0
+    closed: bool = False
+    ttl: int | None = None
+    expires_at: str | None = None
+    deadline: float | None = None
+    fork_source: str | None = None
+    fork_position: int = 0
+    config: str = ""
+    refcount: int = 0
+    soft_deleted: bool = False
+    stream_seq: str | None = None
+    closed_by: tuple[str, int, int] | None = None
+    producers: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AppendPlan:
+    """What one POST asks a store to do, checked and written as one step.
+
+    ``units`` are empty for a close-only request; ``content_type`` is the request's
+    media type (None when it sent a body-less close); ``producer`` is
+    ``(id, epoch, seq)`` when the idempotent-producer headers came.
+    """
+
+    units: Sequence[bytes]
+    size: int
+    media_type: str | None
+    close: bool
+    stream_seq: str | None
+    producer: tuple[str, int, int] | None
+    now: float
+
+
+Verdict = Literal[
+    "appended",  # written (200 with a producer, else 204)
+    "duplicate",  # a producer's retry: nothing written, 204
+    "closed",  # the stream is closed: 409 with Stream-Closed
+    "closed-again",  # an idempotent close of a closed stream: 204
+    "gone",  # soft-deleted: 410
+    "missing",  # 404
+    "content-type",  # 409
+    "stream-seq",  # 409
+    "stale-epoch",  # 403 with the current epoch
+    "epoch-seq",  # a new epoch must start at seq 0: 400
+    "seq-gap",  # 409 with the expected and received seq
+]
+
+
+@dataclass(frozen=True)
+class AppendOutcome:
+    """A store's answer to an :class:`AppendPlan`.
+
+    ``tail`` and ``closed`` are the stream's state after the step; ``epoch`` and
+    ``seq`` carry the producer headers to echo (the current epoch on "stale-epoch",
+    the expected seq on "seq-gap", the highest accepted seq otherwise).
+    """
+
+    verdict: Verdict
+    tail: int = 0
+    closed: bool = False
+    epoch: int = 0
+    seq: int = 0
+
+
+def _media(content_type: str) -> str:
+    return content_type.partition(";")[0].strip().lower()
+
+
+def decide_append(meta: StreamMeta | None, plan: AppendPlan) -> AppendOutcome:
+    """The append rules of PROTOCOL.md 5.2 and 5.2.1, in their precedence, as data.
+
+    Order: missing, gone, closed (a producer's retry of the closing append and a
+    body-less close are successes), content type, the producer's epoch and seq, then
+    ``Stream-Seq``.  The caller writes the units and updates ``meta`` when the verdict
+    is "appended" (:func:`apply_append`).
+    """
+    if meta is None:
+        return AppendOutcome("missing")
+    if meta.soft_deleted:
+        return AppendOutcome("gone")
+    tail, closed = meta.tail, meta.closed
+    if closed:
+        producer = plan.producer
+        if producer is not None and producer == meta.closed_by:
+            return AppendOutcome("duplicate", tail, True, producer[1], producer[2])
+        if plan.close and not plan.units:
+            return AppendOutcome("closed-again", tail, True)
+        return AppendOutcome("closed", tail, True)
+    if plan.units and plan.media_type != _media(meta.content_type):
+        return AppendOutcome("content-type", tail)
+    epoch = seq = 0
+    if plan.producer is not None:
+        pid, epoch, seq = plan.producer
+        known = meta.producers.get(pid)
+        if known is not None and epoch < known[0]:
+            return AppendOutcome("stale-epoch", tail, epoch=known[0])
+        if known is None or epoch > known[0]:
+            if seq != 0:
+                return AppendOutcome("epoch-seq", tail, epoch=epoch, seq=seq)
+        elif seq <= known[1]:
+            return AppendOutcome("duplicate", tail, epoch=epoch, seq=known[1])
+        elif seq != known[1] + 1:
+            return AppendOutcome("seq-gap", tail, epoch=epoch, seq=known[1] + 1)
+    seq_given = plan.stream_seq is not None and meta.stream_seq is not None
+    if seq_given and plan.stream_seq <= meta.stream_seq:  # type: ignore[operator]
+        return AppendOutcome("stream-seq", tail)
+    return AppendOutcome("appended", tail + plan.size, plan.close, epoch, seq)
+
+
+def apply_append(meta: StreamMeta, plan: AppendPlan, outcome: AppendOutcome) -> None:
+    """Update ``meta`` after an "appended" verdict (the units are the caller's to write)."""
+    meta.tail = outcome.tail
+    if plan.stream_seq is not None:
+        meta.stream_seq = plan.stream_seq
+    if plan.producer is not None:
+        pid, epoch, seq = plan.producer
+        meta.producers[pid] = (epoch, seq)
+    if plan.close:
+        meta.closed = True
+        meta.closed_by = plan.producer
+
+
+DeleteVerdict = Literal["deleted", "soft", "gone", "missing"]
+
+
+class Store(Protocol):
+    """The storage contract: what :class:`~sse_sansio.durable.DurableStreams` needs.
+
+    Paths are the full request paths; positions are integers (``_store.py`` explains
+    them).  Each method is one atomic step for the paths it names.  A store for another
+    engine implements these six methods and passes tests/durable/test_store_contract.py.
+    """
+
+    def meta(self, path: str) -> StreamMeta | None:
+        """The stream at ``path`` (soft-deleted ones too), or None."""
+
+    def create(self, meta: StreamMeta, units: Sequence[bytes]) -> StreamMeta | None:
+        """Create the stream with ``units`` as its first append, unless ``meta.path``
+        exists: then return the existing stream unchanged.  A fork's source gains a
+        reference in the same step.  Returns None when created."""
+
+    def append(self, path: str, plan: AppendPlan) -> AppendOutcome:
+        """Check ``plan`` with :func:`decide_append` and, when "appended", write it,
+        in one step."""
+
+    def read(self, path: str, start: int, stop: int, max_bytes: int) -> list[bytes]:
+        """The own units of ``path`` covering ``[start, stop)``, a byte stream's first
+        and last ones cut to that range, at least one unit and then no more than
+        ``max_bytes`` bytes in all (a byte stream's unit may be cut to fit)."""
+
+    def boundary(self, path: str, position: int) -> int:
+        """The end of the append holding ``position`` (own data; the tail if none)."""
+
+    def touch(self, path: str, deadline: float | None) -> None:
+        """Set the stream's expiry time (a sliding TTL moved on)."""
+
+    def delete(self, path: str) -> DeleteVerdict:
+        """Delete the stream: soft while forks reference it; a removed fork releases
+        its source (and a soft-deleted source with no forks left goes too)."""
+
+
+class _Stream:
+    __slots__ = ("data", "ends", "meta", "units")
+
+    def __init__(self, meta: StreamMeta) -> None:
+        self.meta = meta
+        self.data = bytearray()  # a byte stream's own bytes
+        self.units: list[bytes] = []  # a JSON stream's own messages
+        self.ends: list[int] = []  # where each append ended
+
+
+_ids = itertools.count()
+
+
+def new_sid() -> str:
+    """A token naming one incarnation of a stream (in ETags), unique across processes."""
+    return f"{os.urandom(6).hex()}{next(_ids):x}"
+
+
+class MemoryStore:
+    """The storage contract in one process's memory (the ASGI app's default).
+
+    A byte stream's data is one ``bytearray`` (a read is a slice); a JSON stream's is a
+    list of messages.  Not shared between processes; bounded only by what is written
+    (delete or expire streams to free it).
+    """
+
+    def __init__(self) -> None:
+        self._streams: dict[str, _Stream] = {}
+
+    def meta(self, path: str) -> StreamMeta | None:
+        stream = self._streams.get(path)
+        return None if stream is None else stream.meta
+
+    def create(self, meta: StreamMeta, units: Sequence[bytes]) -> StreamMeta | None:
+        existing = self._streams.get(meta.path)
+        if existing is not None:
+            return self.meta(meta.path)
+        stream = _Stream(replace(meta, producers=dict(meta.producers)))
+        self._write(stream, units, meta.fork_position)
+        stream.meta.tail = meta.fork_position + sum(self._sizes(stream, units))
+        if meta.fork_source is not None:
+            self._streams[meta.fork_source].meta.refcount += 1
+        self._streams[meta.path] = stream
+        return None
+
+    def append(self, path: str, plan: AppendPlan) -> AppendOutcome:
+        stream = self._streams.get(path)
+        outcome = decide_append(None if stream is None else stream.meta, plan)
+        if stream is not None and outcome.verdict == "appended":
+            self._write(stream, plan.units, stream.meta.tail)
+            apply_append(stream.meta, plan, outcome)
+        return outcome
+
+    def read(self, path: str, start: int, stop: int, max_bytes: int) -> list[bytes]:
+        stream = self._streams[path]
+        base = stream.meta.fork_position
+        if not stream.meta.json:
+            end = min(stop, start + max(max_bytes, 1))
+            return [bytes(stream.data[start - base : end - base])]
+        out: list[bytes] = []
+        size = 0
+        for unit in itertools.islice(stream.units, start - base, stop - base):
+            if out and size + len(unit) > max_bytes:
+                break
+            out.append(unit)
+            size += len(unit)
+        return out
+
+    def boundary(self, path: str, position: int) -> int:
+        stream = self._streams[path]
+        index = bisect.bisect_right(stream.ends, position)
+        return stream.ends[index] if index < len(stream.ends) else stream.meta.tail
+
+    def touch(self, path: str, deadline: float | None) -> None:
+        stream = self._streams.get(path)
+        if stream is not None:
+            stream.meta.deadline = deadline
+
+    def delete(self, path: str) -> DeleteVerdict:
+        stream = self._streams.get(path)
+        if stream is None:
+            return "missing"
+        if stream.meta.soft_deleted:
+            return "gone"
+        if stream.meta.refcount > 0:
+            stream.meta.soft_deleted = True
+            return "soft"
+        self._remove(path)
+        return "deleted"
+
+    def _remove(self, path: str) -> None:
+        while True:
+            source = self._streams.pop(path).meta.fork_source
+            if source is None:
+                return
+            parent = self._streams[source].meta
+            parent.refcount -= 1
+            if parent.refcount > 0 or not parent.soft_deleted:
+                return
+            path = source
+
+    @staticmethod
+    def _sizes(stream: _Stream, units: Sequence[bytes]) -> list[int]:
+        return [1] * len(units) if stream.meta.json else [len(unit) for unit in units]
+
+    def _write(self, stream: _Stream, units: Sequence[bytes], at: int) -> None:
+        if not units:
+            return
+        if stream.meta.json:
+            stream.units.extend(units)
+            stream.ends.append(at + len(units))
+        else:
+            for unit in units:
+                stream.data += unit
+            stream.ends.append(at + sum(len(unit) for unit in units))
