@@ -12,6 +12,9 @@ the answer in ``CLIENT_DIALECT`` (OpenAI Chat Completions by default), and:
   the guard sees each word whole before the client does; a word of ``BLOCKED`` vetoes
   the answer: the client gets the text before it, then its dialect's error event, and
   not one character of the held text;
+- the three are one pipeline, ``hold.pipe(translator.pipe(relay))``: each stage passes
+  a cut on after what it holds, ends the answer on a clean end, and closing it (the
+  client left, a veto) closes the upstream;
 - ``llm.StreamStats`` measures the upstream (time to first token, gaps, stalls behind
   keepalives, output tokens); one JSON line per request on stderr holds the figures.
 
@@ -29,14 +32,13 @@ import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from typing import cast
 
 import httpx
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.background import BackgroundTask
 
-from sse_sansio import Comment, Event, Relay, StreamCut, Watchdog, llm
+from sse_sansio import Comment, Event, Relay, Watchdog, llm
 from sse_sansio.asgi import EventStreamResponse
 
 UPSTREAM_URL = os.environ.get("UPSTREAM_URL", "http://127.0.0.1:8001/v1/messages")
@@ -62,61 +64,40 @@ async def counted(chunks: AsyncIterator[bytes], stats: llm.StreamStats) -> Async
         yield chunk
 
 
-class Guard:
-    """One request's pipeline: upstream items -> Translator -> HoldBack -> the client."""
+async def measured(relay: Relay, stats: llm.StreamStats) -> AsyncGenerator[Event | Comment, None]:
+    """The upstream's items, each told to the stats first; closing this closes the relay."""
+    async with aclosing(aiter(relay)) as items:  # a Relay iterates as an async generator
+        async for item in items:
+            stats.saw_item(item, time.monotonic())
+            yield item
 
-    def __init__(self, relay: Relay, stats: llm.StreamStats) -> None:
-        self.relay, self.stats = relay, stats
-        self.translator = llm.Translator(UPSTREAM_DIALECT, CLIENT_DIALECT)
-        self.hold = llm.HoldBack(CLIENT_DIALECT, chars=HOLD_CHARS, now=time.monotonic())
-        self.seen = ""  # the tail of the text pushed so far, for words across deltas
+
+class Guard:
+    """One request's blocklist check, as HoldBack.pipe() calls it: each piece of text
+    before any of it is sent, with the tail of the text before it (a blocked word may
+    span two deltas)."""
+
+    def __init__(self) -> None:
+        self.seen = ""
         self.verdict = "passed"
 
-    def push(self, items: list[Event | Comment]) -> list[Event | Comment]:
-        """Hold the translated items back; check each piece of text as it comes."""
-        out: list[Event | Comment] = []
-        for item in items:
-            out += self.hold.push(item, time.monotonic())
-            self.seen = (self.seen + self.hold.last_text)[-2 * HOLD_CHARS :]
-            if any(word in self.seen for word in BLOCKED):
-                self.verdict = "vetoed"
-                # Nothing of this call was sent yet: the veto drops it with the rest.
-                return list(self.hold.veto("the answer broke the content policy"))
-        return out
+    def check(self, text: str) -> str | None:
+        self.seen = (self.seen + text)[-2 * HOLD_CHARS :]
+        if any(word in self.seen for word in BLOCKED):
+            self.verdict = "vetoed"
+            return "the answer broke the content policy"  # the client's error message
+        return None
 
-    async def stream(self) -> AsyncIterator[Event | Comment]:
-        """What the client gets; a cut upstream is a cut for it too."""
-        items = cast(AsyncGenerator[Event | Comment, None], aiter(self.relay))
-        try:
-            async with aclosing(items):  # a veto leaves the upstream at once
-                async for item in items:
-                    self.stats.saw_item(item, time.monotonic())
-                    for out in self.push(self.translator.feed(item)):
-                        yield out
-                    if self.hold.vetoed:
-                        return
-            ending = self.push(self.translator.end())
-        except StreamCut:
-            self.translator.end(truncated=True)  # a cut writes nothing
-            for out in self.hold.approve():  # the guard saw all of it
-                yield out
-            raise
-        for out in ending + self.hold.approve():
-            yield out
 
-    async def finish(self, http: httpx.AsyncClient) -> None:
-        """After the stream (a cut or a veto included): close, measure, log."""
-        await http.aclose()
-        outcome = self.relay.outcome
-        inside = outcome is not None and outcome.cut == "mid-event"
-        self.stats.end(time.monotonic(), truncated=inside)
-        log(
-            {
-                "guard": self.verdict,
-                "outcome": outcome and outcome.outcome,
-                "stats": self.stats.as_dict(),
-            }
-        )
+async def finish(
+    http: httpx.AsyncClient, relay: Relay, stats: llm.StreamStats, guard: Guard
+) -> None:
+    """After the stream (a cut or a veto included): close, measure, log."""
+    await http.aclose()
+    outcome = relay.outcome
+    inside = outcome is not None and outcome.cut == "mid-event"
+    stats.end(time.monotonic(), truncated=inside)
+    log({"guard": guard.verdict, "outcome": outcome and outcome.outcome, "stats": stats.as_dict()})
 
 
 @app.post("/v1/chat/completions")
@@ -137,11 +118,15 @@ async def chat_completions(request: Request) -> Response:
         body = await upstream.aread()
         await http.aclose()
         return Response(body, upstream.status_code, media_type=kind or None)
-    chunks = counted(upstream.aiter_raw(), stats)
-    relay = Relay(chunks, dialect=UPSTREAM_DIALECT, watchdog=watchdog)
-    guard = Guard(relay, stats)
-    response = EventStreamResponse(
-        guard.stream(), keepalive=KEEPALIVE_S, headers=guard.translator.headers
+    # aiter_bytes(): the body decoded (a gzip upstream), as the relay must parse it.
+    relay = Relay(
+        counted(upstream.aiter_bytes(), stats), dialect=UPSTREAM_DIALECT, watchdog=watchdog
     )
-    response.background = BackgroundTask(guard.finish, http)
+    translator = llm.Translator(UPSTREAM_DIALECT, CLIENT_DIALECT)
+    hold = llm.HoldBack(CLIENT_DIALECT, chars=HOLD_CHARS, now=time.monotonic())
+    guard = Guard()
+    # The whole pipeline: upstream items -> the client's dialect -> held for the check.
+    answer = hold.pipe(translator.pipe(measured(relay, stats)), check=guard.check)
+    response = EventStreamResponse(answer, keepalive=KEEPALIVE_S, headers=translator.headers)
+    response.background = BackgroundTask(finish, http, relay, stats, guard)
     return response
