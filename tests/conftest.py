@@ -152,6 +152,7 @@ RUN_ONCE: dict[str, str] = {
     "test_replay_redis_finished": "the Redis replay store's end",
     "test_server_stream": "the sending side writes bytes, parses none",
     "test_asgi": "the ASGI adapter's messages, compared as bytes",
+    "test_serve_hub": "the adapters' messages, compared as bytes",
     "test_browser": "Chromium's EventSource is the parser under test, not ours",
     "test_response": "the response checks",
     "test_response_shapes": "the response checks",

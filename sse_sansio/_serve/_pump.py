@@ -43,6 +43,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 import weakref
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -55,7 +56,7 @@ from sse_sansio._resume._replay import ReplayWindow
 
 from ._hub import Hub, MayRead
 from ._options import Options
-from ._server_stream import ServerStream, replay
+from ._server_stream import ServerStream, finish, replay
 
 __all__ = [
     "LOG",
@@ -138,8 +139,7 @@ class Start:
 
 def start_source(options: Options, source: Source, cursor: str | None) -> Start:
     """Plan a response that serves ``source``, after a replay from the window."""
-    loop = asyncio.get_running_loop()
-    now = loop.time()
+    now = time.monotonic()
     stream = ServerStream(
         now=now,
         keepalive=options.keepalive,
@@ -167,11 +167,11 @@ def start_hub(
     may_read: MayRead | None,
     cursor: str | None,
 ) -> Start:
-    """Plan a response that serves a new subscriber of ``hub``."""
-    loop = asyncio.get_running_loop()
+    """Plan a response that serves a new subscriber of ``hub``, on the clock the
+    adapters keep: ``time.monotonic()``, which the hub's own calls must use too."""
     pump = Pump(None, options, source=None)
     stream = hub.subscribe(
-        loop.time(),
+        time.monotonic(),
         channels=channels,
         may_read=may_read,
         last_event_id=cursor,
@@ -214,7 +214,7 @@ class Pump:
         self._policy = options.on_disconnect
         self._max_buffer = options.max_buffer
         self._loop = asyncio.get_running_loop()
-        self._clock = self._loop.time
+        self._clock = time.monotonic  # a hub's clock too: publish(item, time.monotonic())
         self._ends_at = (
             None if options.max_lifetime is None else self._clock() + options.max_lifetime
         )
@@ -230,7 +230,10 @@ class Pump:
         self._hub = hub
 
     def wake(self) -> None:
-        """Something was queued on the stream, or it ended: the writer looks again."""
+        """Something was queued on the stream, or it ended: the writer looks again (a
+        stream that turned "slow" stops it even in the middle of a write)."""
+        if self._stream.state == "slow":
+            self._halt("slow")
         wake = self._wake
         if wake is not None and not wake.done():
             wake.set_result(None)
@@ -304,8 +307,7 @@ class Pump:
         if outcome != "stopped":
             return outcome
         self._gone = True  # from now on the source writes to the window only
-        if stream.state == "open":
-            stream.end(self._clock(), cut=True)
+        finish(stream, self._clock(), cut=True)
         data = stream.data_to_send(self._clock())
         if data:
             # A client gone or not reading resumes all the same.
@@ -379,8 +381,6 @@ class Pump:
                 self._window.append(item)
             return
         stream.send(item, self._clock())
-        if stream.state == "slow":
-            self._halt("slow")
         self.wake()
 
     async def _hand_out_first(self) -> None:
@@ -471,8 +471,6 @@ class _Chained:
             stop_all()
         if callable(self.previous):
             self.previous(signum, frame)
-        elif self.previous == signal.SIG_DFL and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        elif self.previous == signal.SIG_DFL:
+        elif self.previous == signal.SIG_DFL:  # what the signal would have done
             signal.signal(signum, signal.SIG_DFL)
             signal.raise_signal(signum)

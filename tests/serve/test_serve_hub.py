@@ -1,0 +1,516 @@
+"""The hub served by the adapters, and the serving pump's fourth-contact fixes (issue 40,
+items 3-6; issue 41, items 1-3 and 5), driven as ASGI apps by hand (a ``receive`` and a
+``send`` of the test's own, so each path is forced deterministically) and, for aiohttp,
+under its test server on loopback.
+
+Wall-clock-free: every wait is for a fact, under a generous guard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from aiohttp import web
+
+from sse_sansio import Comment, Event, Hub, ReplayWindow
+from sse_sansio._serve import _pump
+from sse_sansio.aiohttp import serve, serve_hub
+from sse_sansio.asgi import EventStreamResponse, HubResponse
+from tests.serve.test_asgi import GUARD, Client
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+
+def query(text: str) -> Client:
+    client = Client()
+    scope: dict[str, Any] = client.scope
+    scope["query_string"] = text.encode()
+    return client
+
+
+async def until(check: Any) -> None:
+    async def wait() -> None:
+        while not check():
+            await asyncio.sleep(0.001)
+
+    await asyncio.wait_for(wait(), GUARD)
+
+
+# --- HubResponse --------------------------------------------------------------------------
+
+
+def test_a_hub_response_writes_what_is_published_to_its_channels_and_ends_on_close() -> None:
+    async def main() -> Client:
+        hub = Hub(max_buffer=10_000, now=time.monotonic())
+        client = Client()
+        task = asyncio.ensure_future(client.run(HubResponse(hub, channels=["a"], keepalive=None)))
+        await until(lambda: len(hub.subscribers) == 1)
+        hub.publish(Event(data="1"), time.monotonic(), channel="a")
+        hub.publish(Event(data="other"), time.monotonic(), channel="b")
+        await until(lambda: client.body())
+        hub.publish(Event(data="2"), time.monotonic(), channel="a")
+        hub.close(time.monotonic())
+        await task
+        assert hub.subscribers == ()
+        return client
+
+    client = asyncio.run(main())
+    assert client.messages[0]["status"] == 200
+    assert client.body() == b"data: 1\n\ndata: 2\n\n"
+    assert client.completed()
+
+
+def test_a_hub_response_resumes_from_the_query_parameter_and_the_header_wins() -> None:
+    async def main() -> tuple[Client, Client]:
+        window = ReplayWindow()
+        hub = Hub(max_buffer=10_000, window=window, now=time.monotonic())
+        first = hub.publish(Event(data="1"), time.monotonic(), channel="a")
+        hub.publish(Event(data="2"), time.monotonic(), channel="a")
+        second = hub.publish(Event(data="3"), time.monotonic(), channel="b")
+        hub.close(time.monotonic())
+        by_query = query(f"x=1&last_event_id={first}")
+        await by_query.run(HubResponse(hub, channels=["a", "b"]))
+        both = query(f"last_event_id={first}")
+        both.scope["headers"] = [(b"last-event-id", str(second).encode())]
+        await both.run(HubResponse(hub))
+        return by_query, both
+
+    by_query, both = asyncio.run(main())
+    assert b"data: 2\n" in by_query.body()
+    assert b"data: 3\n" in by_query.body()
+    assert b"data: 1\n" not in by_query.body()
+    assert by_query.completed()
+    assert both.messages[0]["status"] == 204  # the header: nothing after "3", finished
+    assert both.body() == b""
+
+
+def test_a_finished_hub_answers_204_and_a_cut_one_too() -> None:
+    async def main(cut: bool) -> Client:
+        hub = Hub(max_buffer=100, window=ReplayWindow(), now=0.0)
+        ident = hub.publish(Event(data="1"), 0.0)
+        hub.close(0.0, cut=cut)
+        client = Client([(b"last-event-id", str(ident).encode())])
+        await client.run(HubResponse(hub))
+        return client
+
+    for cut in (False, True):
+        client = asyncio.run(main(cut))
+        assert client.messages[0]["status"] == 204
+        assert client.completed()
+
+
+def test_a_subscriber_that_never_reads_is_dropped_and_cut() -> None:
+    async def main() -> Client:
+        hub = Hub(max_buffer=100, now=time.monotonic())
+        client = Client()
+        client.stuck = True
+        task = asyncio.ensure_future(client.run(HubResponse(hub, keepalive=None)))
+        await until(lambda: len(hub.subscribers) == 1)
+        hub.publish(Event(data="x" * 60), time.monotonic())
+        await until(lambda: client.wrote.is_set())
+        for _ in range(3):
+            hub.publish(Event(data="y" * 60), time.monotonic())
+        await task
+        assert hub.subscribers == ()
+        return client
+
+    client = asyncio.run(main())
+    assert not client.completed()
+
+
+def test_a_disconnect_unsubscribes() -> None:
+    async def main() -> None:
+        hub = Hub(max_buffer=100, now=time.monotonic())
+        client = Client()
+        task = asyncio.ensure_future(client.run(HubResponse(hub)))
+        await until(lambda: len(hub.subscribers) == 1)
+        client.gone.set()
+        await task
+        assert hub.subscribers == ()
+        assert not client.completed()
+
+    asyncio.run(main())
+
+
+def test_publishing_from_another_thread_through_the_loop_works() -> None:
+    async def main() -> Client:
+        hub = Hub(max_buffer=10_000, now=time.monotonic())
+        client = Client()
+        task = asyncio.ensure_future(client.run(HubResponse(hub, keepalive=None)))
+        await until(lambda: len(hub.subscribers) == 1)
+        loop = asyncio.get_running_loop()
+
+        def publish(data: str) -> None:
+            hub.publish(Event(data=data), time.monotonic())
+
+        def producer() -> None:  # the documented way: hand the call to the loop
+            for number in range(3):
+                loop.call_soon_threadsafe(publish, str(number))
+            loop.call_soon_threadsafe(lambda: hub.close(time.monotonic()))
+
+        thread = threading.Thread(target=producer)
+        thread.start()
+        await task
+        thread.join()
+        return client
+
+    client = asyncio.run(main())
+    assert client.body() == b"data: 0\n\ndata: 1\n\ndata: 2\n\n"
+    assert client.completed()
+
+
+def test_hub_response_options() -> None:
+    with pytest.raises(TypeError, match=r"HubResponse: unknown option\(s\) max_buffer"):
+        HubResponse(Hub(max_buffer=1, now=time.monotonic()), max_buffer=10)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="hub must be a Hub"):
+        HubResponse(object())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="query_cursor"):
+        HubResponse(Hub(max_buffer=1, now=time.monotonic()), query_cursor="")
+    with pytest.raises(ValueError, match="max_lifetime"):
+        EventStreamResponse([], max_lifetime=0)
+    with pytest.raises(ValueError, match="status_code"):
+        EventStreamResponse([], status_code=99)
+
+
+def test_query_cursor_none_reads_the_header_only() -> None:
+    async def main() -> Client:
+        window = ReplayWindow()
+        first = window.append(Event(data="1")).id
+        window.append(Event(data="2"))
+
+        async def nothing() -> AsyncIterator[Event]:
+            return
+            yield
+
+        client = query(f"last_event_id={first}")
+        await client.run(EventStreamResponse(nothing(), window=window, query_cursor=None))
+        return client
+
+    assert asyncio.run(main()).body() == b""
+
+
+# --- EventStreamResponse: the cursor, 204, the unknown ID ---------------------------------
+
+
+class Tracked:
+    """An async source that says whether it was started and closed."""
+
+    def __init__(self, *texts: str) -> None:
+        self.texts = texts
+        self.started = False
+        self.closed = False
+
+    async def gen(self) -> AsyncIterator[Event]:
+        self.started = True
+        try:
+            for text in self.texts:
+                yield Event(data=text)
+        finally:
+            self.closed = True
+
+
+def test_a_finished_window_is_answered_from_the_window_alone() -> None:
+    async def main() -> tuple[Client, Client, Tracked, Tracked]:
+        window = ReplayWindow()
+        first = window.append(Event(data="1")).id
+        last = window.append(Event(data="2")).id
+        window.close()
+        rest, none = Tracked("new"), Tracked("new")
+        with_rest = query(f"last_event_id={first}")
+        await with_rest.run(EventStreamResponse(rest.gen(), window=window))
+        nothing_left = Client([(b"last-event-id", last.encode())])
+        await nothing_left.run(EventStreamResponse(none.gen(), window=window))
+        await asyncio.sleep(0)
+        return with_rest, nothing_left, rest, none
+
+    with_rest, nothing_left, rest, none = asyncio.run(main())
+    assert with_rest.messages[0]["status"] == 200
+    assert b"data: 2\n" in with_rest.body()
+    assert with_rest.completed()
+    assert nothing_left.messages[0]["status"] == 204
+    assert not rest.started
+    assert not none.started
+
+
+def test_a_finished_window_closes_a_sync_source_unread_and_takes_any_iterable() -> None:
+    closed: list[bool] = []
+
+    def items() -> Iterator[Event]:
+        try:
+            yield Event(data="never")
+        finally:
+            closed.append(True)
+
+    async def main() -> list[int]:
+        window = ReplayWindow()
+        window.close()
+        statuses = []
+        for source in (items(), [Event(data="x")]):
+            gen = source
+            if isinstance(gen, Iterator):
+                next(iter([None]))
+            client = Client()
+            await client.run(EventStreamResponse(gen, window=window))
+            statuses.append(client.messages[0]["status"])
+        return statuses
+
+    assert asyncio.run(main()) == [204, 204]
+
+
+def test_an_unknown_cursor_starts_with_the_gap_event() -> None:
+    async def main() -> Client:
+        window = ReplayWindow()
+        window.append(Event(data="old"))
+        client = Client([(b"last-event-id", b"someone-elses-7")])
+        await client.run(EventStreamResponse(Tracked("live").gen(), window=window))
+        return client
+
+    body = asyncio.run(main()).body()
+    assert body.startswith(b'event: sse_sansio.gap\ndata: {"dropped": null}\n\n')
+    assert b"data: live\n" in body
+
+
+# --- issue 41, items 1-3: what a source does ----------------------------------------------
+
+
+def test_a_source_that_raises_cancelled_error_unasked_is_a_prompt_cut(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def source() -> AsyncIterator[Event]:
+        yield Event(data="1")
+        raise asyncio.CancelledError
+
+    client = Client()
+    with caplog.at_level(logging.WARNING, logger="sse_sansio.serve"):
+        asyncio.run(client.run(EventStreamResponse(source(), keepalive=0.01)))
+    assert client.body() == b"data: 1\n\n"
+    assert not client.completed()
+    assert "CancelledError" in caplog.text
+
+
+def test_a_base_exception_from_the_source_cuts_promptly() -> None:
+    class Stop(BaseException):
+        pass
+
+    async def source() -> AsyncIterator[Event]:
+        yield Event(data="1")
+        raise Stop
+
+    client = Client()
+    asyncio.run(client.run(EventStreamResponse(source(), keepalive=0.01)))
+    assert client.body() == b"data: 1\n\n"
+    assert not client.completed()
+
+
+def test_a_keyboard_interrupt_in_the_source_goes_through() -> None:
+    async def source() -> AsyncIterator[Event]:
+        yield Event(data="1")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(Client().run(EventStreamResponse(source(), keepalive=0.01)))
+
+
+def test_a_burst_larger_than_max_buffer_reaches_a_fast_reader_whole() -> None:
+    async def burst() -> AsyncIterator[Event | Comment | bytes]:
+        for number in range(1030):  # never awaits: the writer gets no turn by itself
+            yield Event(data=f"{number:04}" + "x" * 1020)
+            yield Comment(text="c" * 100)
+            yield b": raw\n\n"
+
+    client = Client()
+    asyncio.run(client.run(EventStreamResponse(burst(), max_buffer=64 * 1024)))
+    assert client.completed()
+    assert client.body().count(b"data: ") == 1030
+
+
+def test_sync_sources_run_on_the_adapters_own_threads() -> None:
+    names: list[str] = []
+
+    def source() -> Iterator[Event]:
+        names.append(threading.current_thread().name)
+        yield Event(data="1")
+
+    client = Client()
+    asyncio.run(client.run(EventStreamResponse(source())))
+    assert client.body() == b"data: 1\n\n"
+    assert names[0].startswith("sse_sansio-source")
+    assert _pump.SYNC_SOURCE_THREADS >= 1
+
+
+# --- issue 40, item 6: a connection is not the stream ------------------------------------
+
+
+def test_max_lifetime_ends_the_connection_as_a_cut_and_the_stream_goes_on() -> None:
+    async def main() -> tuple[Client, ReplayWindow]:
+        window = ReplayWindow()
+        gate = asyncio.Event()
+
+        async def source() -> AsyncIterator[Event]:
+            yield Event(data="1")
+            await gate.wait()
+            yield Event(data="2")
+
+        client = Client()
+        app = EventStreamResponse(
+            source(), window=window, max_lifetime=0.05, on_disconnect="detach"
+        )
+        await client.run(app)
+        gate.set()
+        await until(lambda: window.resume(window.priming(from_start=True).id).finished)
+        return client, window
+
+    client, window = asyncio.run(main())
+    assert client.body().count(b"data: ") == 1
+    assert not client.completed()
+    replay = window.resume(window.priming(from_start=True).id)
+    assert [e.data for e in replay.events] == ["1", "2"]
+
+
+def test_stop_all_stops_every_open_response_after_its_frames() -> None:
+    async def main() -> tuple[Client, Client, int]:
+        hub = Hub(max_buffer=10_000, now=time.monotonic())
+        clients = [Client(), Client()]
+        tasks = [asyncio.ensure_future(c.run(HubResponse(hub))) for c in clients]
+        await until(lambda: len(hub.subscribers) == 2)
+        hub.publish(Event(data="last"), time.monotonic())
+        stopped = _pump.stop_all()
+        await asyncio.gather(*tasks)
+        return clients[0], clients[1], stopped
+
+    first, second, stopped = asyncio.run(main())
+    assert stopped == 2
+    for client in (first, second):
+        assert client.body() == b"data: last\n\n"
+        assert not client.completed()
+
+
+def test_the_shutdown_handler_stops_responses_then_calls_the_servers_own() -> None:
+    calls: list[int] = []
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, lambda signum, frame: calls.append(signum))
+    try:
+        _pump.watch_shutdown()
+        _pump.watch_shutdown()  # once: not wrapped twice
+        handler = signal.getsignal(signal.SIGTERM)
+        assert isinstance(handler, _pump._Chained)
+        assert not isinstance(handler.previous, _pump._Chained)
+        handler(signal.SIGTERM, None)  # no loop runs: stop_all() at once
+        assert calls == [signal.SIGTERM]
+
+        async def in_loop() -> None:
+            handler(signal.SIGTERM, None)
+            await asyncio.sleep(0)
+
+        asyncio.run(in_loop())
+        assert calls == [signal.SIGTERM, signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def test_a_default_disposition_is_restored_and_the_signal_raised_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    raised: list[int] = []
+    set_to: list[object] = []
+    monkeypatch.setattr(signal, "raise_signal", raised.append)
+    monkeypatch.setattr(signal, "signal", lambda signum, handler: set_to.append(handler))
+    _pump._Chained(signal.SIG_DFL)(signal.SIGUSR1, None)
+    _pump._Chained(signal.SIG_IGN)(signal.SIGUSR1, None)
+    assert raised == [signal.SIGUSR1]
+    assert set_to == [signal.SIG_DFL]
+
+
+def test_watching_shutdown_from_another_thread_does_nothing() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    thread = threading.Thread(target=_pump.watch_shutdown)
+    thread.start()
+    thread.join()
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+# --- aiohttp: serve_hub, the cursor, 204 --------------------------------------------------
+
+
+@pytest.mark.slow  # a live server
+def test_aiohttp_serves_a_hub_resumes_from_the_query_and_answers_204() -> None:
+    async def main() -> None:
+        window = ReplayWindow()
+        hub = Hub(max_buffer=10_000, window=window, now=time.monotonic())
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return await serve_hub(request, hub, channels=["a"], keepalive=None)
+
+        async def finished(request: web.Request) -> web.StreamResponse:
+            return await serve(request, Tracked("x").gen(), window=window)
+
+        app = web.Application()
+        app.router.add_get("/", handler)
+        app.router.add_get("/once", finished)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        url = f"http://127.0.0.1:{port}"
+        try:
+            first = hub.publish(Event(data="1"), time.monotonic(), channel="a")
+            async with httpx.AsyncClient(timeout=GUARD) as http:
+                async with http.stream("GET", f"{url}/?last_event_id={first}") as response:
+                    await until(lambda: len(hub.subscribers) == 1)
+                    hub.publish(Event(data="2"), time.monotonic(), channel="a")
+                    hub.publish(Comment(text="b"), time.monotonic(), channel="b")
+                    hub.close(time.monotonic())
+                    body = await response.aread()
+                assert b"data: 2\n" in body
+                assert b"data: 1\n" not in body
+                ended = await http.get(url, headers={"Last-Event-ID": str(hub_last(window))})
+                assert ended.status_code == 204
+                done = await http.get(f"{url}/once")
+                assert done.status_code == 204
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(main())
+
+
+def hub_last(window: ReplayWindow) -> str:
+    return window.priming().id
+
+
+def test_a_stop_sends_the_frames_held_for_coalescing_first() -> None:
+    async def main() -> Client:
+        hub = Hub(max_buffer=10_000, now=time.monotonic())
+        client = Client()
+        app = HubResponse(hub, keepalive=None, coalesce_delay=GUARD)
+        task = asyncio.ensure_future(client.run(app))
+        await until(lambda: len(hub.subscribers) == 1)
+        hub.publish(Event(data="held"), time.monotonic())
+        await asyncio.sleep(0)
+        assert client.body() == b""
+        _pump.stop_all()
+        await task
+        return client
+
+    client = asyncio.run(main())
+    assert client.body() == b"data: held\n\n"
+    assert not client.completed()
+
+
+def test_serve_hub_takes_a_hub_only() -> None:
+    async def main() -> None:
+        with pytest.raises(TypeError, match="serve_hub: hub must be a Hub"):
+            await serve_hub(None, object())  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"serve_hub: unknown option\(s\) window"):
+            await serve_hub(None, Hub(max_buffer=1, now=0.0), window=None)  # type: ignore[arg-type,call-arg]
+
+    asyncio.run(main())
