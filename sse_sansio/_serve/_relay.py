@@ -1,7 +1,8 @@
 # The relay: an upstream event stream, parsed, watched and judged, handed on as items
 # for a served stream (a gateway, a proxy).
 #
-# Strategy: one async generator over the upstream's byte chunks (httpx's aiter_raw()).
+# Strategy: one async generator over the upstream's byte chunks (httpx's aiter_bytes(),
+# the body decoded: with a gzip upstream aiter_raw() would hand on compressed bytes).
 # Each read runs in a task of its own, and the generator waits for it with a timeout
 # that is the watchdog's next deadline: the watchdog's clocks keep running while the
 # upstream is silent, and a wake-up to check them never cancels the pending read
@@ -17,7 +18,13 @@
 #   cut ("before-terminal": an upstream that closes early looks, byte for byte, like
 #   one that finished, and the client's SDK would take half an answer for a whole one);
 # - the upstream ends inside an event (the event is discarded, as the standard says),
-#   or a read raises: StreamCut, after every complete item was yielded;
+#   or a read raises: StreamCut, after every complete item was yielded; so does a read
+#   that ends cancelled although the relay never cancelled it (an upstream that raised
+#   CancelledError itself: issue 41, item 1), while a cancellation of the relay's own
+#   consumer goes on up as one;
+# - the upstream breaks the format the parser holds it to (bytes that are not UTF-8,
+#   an event over max_event_size: the parser's RemoteProtocolError): StreamCut, after
+#   every complete item before the fault (issue 41, item 9);
 # - the watchdog's verdict is not "ok": the read is abandoned (cancelled: nothing will
 #   read it now), the dialect's own error event is yielded and the generator returns;
 #   without a dialect that has one (none given, or "auto" before it knew the API) no
@@ -41,7 +48,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
 from typing import TYPE_CHECKING, NoReturn
 
-from sse_sansio._errors import LocalProtocolError, StreamCut
+from sse_sansio._errors import LocalProtocolError, RemoteProtocolError, StreamCut
 from sse_sansio._events import AnyItem, Comment, EndOfStream, Event
 from sse_sansio._health._watchdog import Verdict, Watchdog
 from sse_sansio._pickling import refuse
@@ -74,13 +81,16 @@ class Relay:
     :class:`~sse_sansio.Event` and :class:`~sse_sansio.Comment` items.  While the
     upstream is silent the ``watchdog``'s clocks keep running, without cancelling the
     pending read; on a verdict that is not ``"ok"`` the relay yields the dialect's
-    own error event and ends.  An upstream that ends inside an event, or whose read
-    raises, makes it raise :class:`~sse_sansio.StreamCut` after every complete item,
-    and so does one that ends before the dialect's terminal event: the adapters pass
-    the cut on to the client.
+    own error event and ends.  An upstream that ends inside an event, whose read
+    raises (or ends cancelled, though the relay did not cancel it), that is not UTF-8
+    or holds an event over the parser's size limit, makes it raise
+    :class:`~sse_sansio.StreamCut` after every complete item, and so does one that
+    ends before the dialect's terminal event: the adapters pass the cut on to the
+    client.  A cancellation of the relay's own consumer goes on up as one.
 
     Args:
-        upstream: The upstream's body, as an async iterable of byte chunks.
+        upstream: The upstream's body, decoded (no content-encoding left), as an
+            async iterable of byte chunks.
         dialect: One of :data:`sse_sansio.llm.DIALECT_NAMES`:
             an :class:`llm.Tracker <sse_sansio.llm.Tracker>` judges the answer, and
             :class:`llm.Progress <sse_sansio.llm.Progress>` tells the watchdog what
@@ -124,6 +134,7 @@ class Relay:
         # keep_raw for the Reframer: an `error:` line is only seen in the raw bytes.
         self._connection = Connection(keep_raw=reframe)
         self._iterated = False
+        self._broken: RemoteProtocolError | None = None  # the parser refused the bytes
         self.outcome: Outcome | None = None
         self.verdict: Verdict | None = None
 
@@ -176,6 +187,10 @@ class Relay:
                         end = item
                     else:
                         yield item
+                if self._broken is not None:
+                    raise StreamCut(
+                        f"the upstream broke the event stream format: {self._broken}"
+                    ) from self._broken
                 if end is not None:
                     self._cut_if(end, error)
                     return
@@ -208,10 +223,14 @@ class Relay:
         if watchdog is not None:
             watchdog.saw_bytes(len(data), now)
         connection = self._connection
-        connection.receive_data(data)
+        connection.receive_data(data)  # (it only buffers: next_event() parses)
         out: list[Relayed | EndOfStream] = []
         while True:
-            item = connection.next_event()
+            try:
+                item = connection.next_event()
+            except RemoteProtocolError as exc:  # not UTF-8, an event too big: a cut
+                self._broken = exc
+                return out
             if item is NEED_DATA:
                 if reframer is not None:  # bytes no item carried: an `error:` line?
                     out += self._pass(reframer.feed_raw(connection.take_raw()))
@@ -243,6 +262,8 @@ class Relay:
 
     def _cut_if(self, end: EndOfStream, error: Exception | None) -> None:
         """Raise StreamCut when the upstream's end was a cut."""
+        if isinstance(error, StreamCut):
+            raise error  # (a read that ended cancelled, not by the relay: _result())
         if error is not None:
             raise StreamCut(f"the upstream's read failed: {error!r}") from error
         if end.truncated:
@@ -307,7 +328,11 @@ async def _read(reads: AsyncIterator[bytes]) -> bytes | None:
 
 def _result(task: asyncio.Task[bytes | None]) -> tuple[bytes | None, Exception | None]:
     """A finished read's chunk (None: the end), or the end and the error it raised.
-    What is not an Exception (a KeyboardInterrupt, say) is no cut: it goes on up."""
+    A read that ended cancelled was not cancelled by the relay (which never reads a
+    read it cancelled): the upstream raised CancelledError itself, a cut.  What is not
+    an Exception (a KeyboardInterrupt, say) is no cut: it goes on up."""
+    if task.cancelled():
+        return None, StreamCut("the upstream's read ended cancelled, not by the relay")
     error = task.exception()
     if error is None:
         return task.result(), None

@@ -184,10 +184,64 @@ def test_what_is_not_an_exception_goes_on_up_and_the_read_is_retrieved() -> None
     assert error is halt
 
 
-def test_an_upstream_that_cancels_itself_ends_the_relay_as_a_cancellation() -> None:
-    items, error = run(Relay(Upstream(b"data: a\n\n", then=asyncio.CancelledError())))
-    assert items == [Event(data="a")]
-    assert isinstance(error, (asyncio.CancelledError, asyncio.TimeoutError))
+def test_an_upstream_that_cancels_itself_is_a_cut() -> None:
+    """Issue 41, item 1: a read that ends cancelled, though the relay cancelled
+    nothing, is the upstream's failure: a StreamCut, never a cancellation that would
+    leave the response waiting for an end."""
+    relay = Relay(Upstream(DELTA, then=asyncio.CancelledError()), dialect="openai-chat")
+    items, error = run(relay)
+    assert len(items) == 1
+    assert isinstance(error, StreamCut)
+    assert "cancelled" in str(error)
+    assert relay.outcome is not None
+    assert relay.outcome.outcome == "cut"
+
+
+def test_a_cancellation_of_the_relays_consumer_goes_on_up() -> None:
+    upstream = Upstream(DELTA, then="hang")
+    relay = Relay(upstream, dialect="openai-chat")
+    items: list[Event | Comment] = []
+
+    async def main() -> None:
+        async def consume() -> None:
+            async for item in relay:
+                items.append(item)
+
+        task = asyncio.ensure_future(consume())
+        while not upstream.hanging:
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(asyncio.wait_for(main(), GUARD))
+    assert len(items) == 1
+    assert upstream.cancelled  # the pending read was cancelled with it
+    assert relay.outcome is not None
+    assert relay.outcome.outcome == "cut"
+
+
+@pytest.mark.parametrize(
+    ("fault", "words"),
+    [
+        (b"data: \xc3\x28\n\n", "invalid UTF-8"),
+        (b"data: " + b"x" * (16 * 1024 * 1024 + 1) + b"\n\n", "max_event_size"),
+    ],
+    ids=["not-utf-8", "oversized"],
+)
+def test_an_upstream_the_parser_refuses_is_a_cut_after_every_complete_item(
+    fault: bytes, words: str
+) -> None:
+    """Issue 41, item 9: the parser's RemoteProtocolError reaches the consumer as a
+    StreamCut (the adapters' cut), after the items before the fault, those of the
+    same chunk included."""
+    relay = Relay(Upstream(DELTA, DELTA + fault), dialect="openai-chat")
+    items, error = run(relay)
+    assert items == [Event(data=DELTA[6:-2].decode())] * 2
+    assert isinstance(error, StreamCut)
+    assert words in str(error)
+    assert relay.outcome is not None
+    assert relay.outcome.outcome == "cut"
 
 
 def test_a_stall_behind_keepalives_ends_with_the_dialects_error_event() -> None:
