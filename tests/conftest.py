@@ -177,6 +177,11 @@ RUN_ONCE: dict[str, str] = {
     "test_example_hostile": "examples run on live sockets",
     "test_gateway_examples": "the gateway examples live; test_relay parses on both cores",
     "test_oss_fuzz_target": "the OSS-Fuzz target compares the two cores itself",
+    "test_durable_protocol": "Durable Streams decisions, no parser (issue 44)",
+    "test_durable_stores": "Durable Streams storage, no parser (issue 44)",
+    "test_durable_asgi": "the Durable Streams ASGI app, in process (issue 44)",
+    "test_durable_conformance": "the protocol's npm conformance suite, live (issue 44)",
+    "test_durable_interop": "Durable Streams read by Python clients, live (issue 44)",
 }
 
 

@@ -405,9 +405,8 @@ class DurableStreams:
         if source.soft_deleted:
             raise _Bad(409, f"the stream at {source_path} was deleted")
         raw = headers.get("stream-fork-offset")
+        # _offset() refuses an offset past the tail: 400, as section 5.1 asks.
         position = source.tail if raw is None else _offset(raw, source.tail)
-        if position > source.tail:
-            raise _Bad(400, "Stream-Fork-Offset is past the source's tail")
         sub_raw = headers.get("stream-fork-sub-offset", "0")
         if not _DECIMAL.fullmatch(sub_raw):
             raise _Bad(400, f"Stream-Fork-Sub-Offset must be a non-negative integer: {sub_raw!r}")
@@ -470,7 +469,7 @@ class DurableStreams:
         self._touch(meta, now)
         if live is None:
             if raw == "now":
-                return self._caught_up(meta, None, status=200, no_store=True)
+                return self._caught_up(meta, None, status=200)
             return self._read(meta, position, headers.get("if-none-match"), now)
         cursor = self._cursor(query.get("cursor"), now)
         if live == "sse":
@@ -560,18 +559,16 @@ class DurableStreams:
         body = b"[" + b",".join(units) + b"]" if meta.json else b"".join(units)
         return Response(200, headers, body)
 
-    def _caught_up(
-        self, meta: StreamMeta, cursor: str | None, *, status: int, no_store: bool = False
-    ) -> Response:
-        """At the tail: offset=now (200, section 8) or a long-poll's 204 (5.7)."""
+    def _caught_up(self, meta: StreamMeta, cursor: str | None, *, status: int) -> Response:
+        """At the tail: offset=now (200, section 8) or a long-poll's 204 (5.7); neither
+        is cached (the tail moves)."""
         headers = [
             *_COMMON,
             ("content-type", meta.content_type),
             ("stream-next-offset", encode_offset(meta.tail)),
             ("stream-up-to-date", "true"),
         ]
-        if no_store or status == 204:
-            headers.append(("cache-control", "no-store"))
+        headers.append(("cache-control", "no-store"))
         if meta.closed:
             headers.append(("stream-closed", "true"))
         elif cursor is not None:

@@ -9,7 +9,7 @@ fork position, section 4.2); offsets are positions written as sortable text
 (:func:`encode_offset`).  Every append also records where it ended (``ends``): those are
 the data boundaries that ``Stream-Fork-Sub-Offset`` may not cross.
 
-Invariants a store keeps (tests/durable/test_store_contract.py holds every store to
+Invariants a store keeps (tests/durable/test_durable_stores.py holds every store to
 them):
 
 - ``append`` is atomic: the checks of :func:`decide_append` and the write happen as one
@@ -213,7 +213,7 @@ class Store(Protocol):
 
     Paths are the full request paths; positions are integers (``_store.py`` explains
     them).  Each method is one atomic step for the paths it names.  A store for another
-    engine implements these six methods and passes tests/durable/test_store_contract.py.
+    engine implements these six methods and passes tests/durable/test_durable_stores.py.
     """
 
     def meta(self, path: str) -> StreamMeta | None:

@@ -48,6 +48,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "testing": frozenset({VOCABULARY, "_receive"}),
     "_serve": frozenset({VOCABULARY, "_receive", "_health", "_resume", "llm"}),
     "_cli": frozenset({VOCABULARY, "_receive", "testing", "llm"}),
+    # Durable Streams (issue 44): its SSE read mode is written by the serving layer.
+    "durable": frozenset({VOCABULARY, "_serve"}),
 }
 ALL_LAYERS = frozenset(ALLOWED)
 FACE_MODULES = {"sse_sansio", "sse_sansio.__main__", "sse_sansio.pytest_plugin"}

@@ -1,0 +1,231 @@
+"""The storage contract of sse_sansio.durable (issue 44, item 2): every store, the same
+answers.
+
+The memory store and the Redis store (on a real ``redis-server`` from
+tests/helpers/redis_server.py; fakeredis only where none is installed and nothing
+requires one) are held to one table of behaviour; a third engine's store would be added
+to ``STORES``.  Then the protocol core runs over Redis, and a second store object (a
+second process's view) sees the same streams, offsets and closure.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from sse_sansio.durable import (
+    AppendPlan,
+    DurableStreams,
+    MemoryStore,
+    Request,
+    Response,
+    Store,
+    StreamMeta,
+    decide_append,
+)
+from tests.helpers.redis_server import RedisServer, redis_servers
+
+NOW = 1_800_000_000.0
+_paths = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    yield from redis_servers()
+
+
+@pytest.fixture(params=["memory", "redis"])
+def make_store(request: pytest.FixtureRequest) -> Callable[[], Store]:
+    """A factory of views of one store (for Redis: each call is a new client)."""
+    if request.param == "memory":
+        store = MemoryStore()
+        return lambda: store
+    from sse_sansio.durable import RedisStore
+
+    server: RedisServer = request.getfixturevalue("redis_server")
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    return lambda: RedisStore(server.client(), prefix=prefix)
+
+
+def meta(path: str, *, json: bool = False, **fields: object) -> StreamMeta:
+    ctype = "application/json" if json else "text/plain"
+    return StreamMeta(path=path, sid="s1", content_type=ctype, json=json, **fields)  # type: ignore[arg-type]
+
+
+def plan(*units: bytes, json: bool = False, **fields: object) -> AppendPlan:
+    values: dict[str, object] = {
+        "units": list(units),
+        "size": len(units) if json else sum(len(unit) for unit in units),
+        "media_type": "application/json" if json else "text/plain",
+        "close": False,
+        "stream_seq": None,
+        "producer": None,
+        "now": NOW,
+    }
+    values.update(fields)
+    return AppendPlan(**values)  # type: ignore[arg-type]
+
+
+def path() -> str:
+    return f"/v1/stream/c{next(_paths)}"
+
+
+def test_create_meta_and_read(make_store: Callable[[], Store]) -> None:
+    store = make_store()
+    p = path()
+    assert store.meta(p) is None
+    assert store.create(meta(p, ttl=5, deadline=NOW + 5, config="c"), [b"hello"]) is None
+    got = store.meta(p)
+    assert got is not None
+    assert (got.tail, got.ttl, got.deadline, got.closed, got.config) == (5, 5, NOW + 5, False, "c")
+    assert store.read(p, 1, 5, 100) == [b"ello"]
+    assert store.read(p, 0, 5, 2) == [b"he"]
+    existing = store.create(meta(p, config="other"), [b"x"])
+    assert existing is not None
+    assert existing.config == "c"
+    assert store.read(p, 0, 5, 100) == [b"hello"]
+
+
+def test_json_units_and_boundaries(make_store: Callable[[], Store]) -> None:
+    store = make_store()
+    p = path()
+    store.create(meta(p, json=True), [b"1", b"22", b"333"])
+    assert store.append(p, plan(b"4", b"5", json=True)).tail == 5
+    assert store.read(p, 1, 5, 100) == [b"22", b"333", b"4", b"5"]
+    assert store.read(p, 0, 5, 3) == [b"1", b"22"]  # whole units within the bound
+    assert store.read(p, 2, 5, 1) == [b"333"]  # at least one unit
+    assert [store.boundary(p, position) for position in range(6)] == [3, 3, 3, 5, 5, 5]
+
+
+def test_appends_follow_the_decision_table(make_store: Callable[[], Store]) -> None:
+    store = make_store()
+    p = path()
+    assert store.append(p, plan(b"x")).verdict == "missing"
+    store.create(meta(p), [])
+    assert store.append(p, plan(b"ab", stream_seq="b")).verdict == "appended"
+    assert store.append(p, plan(b"c", stream_seq="a")).verdict == "stream-seq"
+    assert store.append(p, plan(b"c", media_type="a/b")).verdict == "content-type"
+    first = store.append(p, plan(b"c", producer=("p", 0, 0)))
+    assert (first.verdict, first.tail, first.epoch, first.seq) == ("appended", 3, 0, 0)
+    assert store.append(p, plan(b"c", producer=("p", 0, 0))).verdict == "duplicate"
+    gap = store.append(p, plan(b"c", producer=("p", 0, 4)))
+    assert (gap.verdict, gap.seq) == ("seq-gap", 1)
+    assert store.append(p, plan(b"c", producer=("p", 1, 1))).verdict == "epoch-seq"
+    assert store.append(p, plan(b"c", producer=("q", 0, 1))).verdict == "epoch-seq"
+    assert store.append(p, plan(b"d", producer=("p", 1, 0))).verdict == "appended"
+    stale = store.append(p, plan(b"c", producer=("p", 0, 1)))
+    assert (stale.verdict, stale.epoch) == ("stale-epoch", 1)
+    closing = store.append(p, plan(b"e", close=True, producer=("p", 1, 1)))
+    assert (closing.verdict, closing.closed, closing.tail) == ("appended", True, 5)
+    retry = store.append(p, plan(b"e", close=True, producer=("p", 1, 1)))
+    assert (retry.verdict, retry.closed) == ("duplicate", True)
+    assert store.append(p, plan(close=True)).verdict == "closed-again"
+    assert store.append(p, plan(b"f")).verdict == "closed"
+    assert store.read(p, 0, 5, 100) == [b"abcde"]
+    got = store.meta(p)
+    assert got is not None
+    assert (got.closed, got.closed_by, got.producers) == (True, ("p", 1, 1), {"p": (1, 1)})
+    assert got.stream_seq == "b"
+
+
+def test_forks_soft_delete_and_cascade(make_store: Callable[[], Store]) -> None:
+    store = make_store()
+    a, b, c = path(), path(), path()
+    store.create(meta(a), [b"1234"])
+    store.create(meta(b, fork_source=a, fork_position=2), [])
+    store.create(meta(c, fork_source=b, fork_position=3), [])
+    got_b = store.meta(b)
+    assert got_b is not None
+    assert (got_b.tail, got_b.fork_source) == (2, a)
+    store.append(b, plan(b"xy"))
+    assert store.read(b, 2, 4, 100) == [b"xy"]
+    assert store.boundary(b, 2) == 4
+    assert store.delete(a) == "soft"
+    assert store.delete(a) == "gone"
+    assert store.delete(b) == "soft"
+    assert store.delete(c) == "deleted"
+    assert (store.meta(a), store.meta(b), store.meta(c)) == (None, None, None)
+    assert store.delete(c) == "missing"
+    assert store.append(a, plan(b"x")).verdict == "missing"
+
+
+def test_a_fork_of_a_live_source_releases_only_itself(make_store: Callable[[], Store]) -> None:
+    store = make_store()
+    a, b, c = path(), path(), path()
+    store.create(meta(a), [b"1"])
+    store.create(meta(b, fork_source=a, fork_position=1), [])
+    store.create(meta(c, fork_source=a, fork_position=1), [])
+    assert store.delete(b) == "deleted"
+    got = store.meta(a)
+    assert got is not None
+    assert (got.refcount, got.soft_deleted) == (1, False)
+    assert store.delete(a) == "soft"
+    assert store.append(a, plan(b"x")).verdict == "gone"
+    assert store.delete(c) == "deleted"
+    assert store.meta(a) is None
+
+
+def test_touch_moves_the_deadline(make_store: Callable[[], Store]) -> None:
+    store = make_store()
+    p = path()
+    store.touch(p, NOW)  # no stream: nothing happens, nothing is made
+    assert store.meta(p) is None
+    store.create(meta(p, ttl=10, deadline=NOW + 10), [])
+    store.touch(p, NOW + 30)
+    got = store.meta(p)
+    assert got is not None
+    assert got.deadline == NOW + 30
+    store.touch(p, None)
+    got = store.meta(p)
+    assert got is not None
+    assert got.deadline is None
+
+
+def test_decide_append_alone() -> None:
+    assert decide_append(None, plan(b"x")).verdict == "missing"
+    assert decide_append(meta("/p", soft_deleted=True), plan(b"x")).verdict == "gone"
+
+
+def test_concurrent_producers_never_duplicate(make_store: Callable[[], Store]) -> None:
+    """Two writers retry the same producer batches at once: each lands once."""
+    p = path()
+    make_store().create(meta(p), [])
+    barrier = threading.Barrier(2)
+
+    def write() -> None:
+        store = make_store()
+        barrier.wait()
+        for seq in range(50):
+            store.append(p, plan(b"%03d" % seq, producer=("w", 0, seq)))
+
+    threads = [threading.Thread(target=write) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    expected = b"".join(b"%03d" % seq for seq in range(50))
+    assert make_store().read(p, 0, len(expected), 1 << 20) == [expected]
+
+
+def test_the_protocol_over_two_views_of_one_store(make_store: Callable[[], Store]) -> None:
+    """A second process serving the same store sees the same streams, offsets, closure."""
+    first, second = DurableStreams(make_store()), DurableStreams(make_store())
+    p = path()
+
+    def call(ds: DurableStreams, method: str, body: bytes = b"", **headers: str) -> Response:
+        answer = ds.handle(Request(method, p, list(headers.items()), "", body), NOW)
+        assert isinstance(answer, Response)
+        return answer
+
+    assert call(first, "PUT", b"[1,2]", **{"Content-Type": "application/json"}).status == 201
+    appended = call(second, "POST", b"[3]", **{"Content-Type": "application/json"})
+    assert appended.status == 204
+    read = call(first, "GET")
+    assert read.body == b"[1,2,3]"
+    assert read.header("stream-next-offset") == appended.header("stream-next-offset")
+    call(first, "POST", b"", **{"Stream-Closed": "true"})
+    assert call(second, "HEAD").header("stream-closed") == "true"
