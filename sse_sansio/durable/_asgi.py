@@ -103,7 +103,7 @@ class DurableApp:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
-        if scope["type"] != "http":  # pragma: no cover - websockets: not ours to serve
+        if scope["type"] != "http":  # websockets: not ours to serve
             return
         self._listen()
         path = scope.get("path", "")
@@ -205,9 +205,9 @@ async def _lifespan(receive: Receive, send: Send) -> None:
         message = await receive()
         if message["type"] == "lifespan.startup":
             await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+            continue
+        await send({"type": "lifespan.shutdown.complete"})  # the only other message
+        return
 
 
 async def _write(send: Send, response: Response, *, head: bool = False) -> None:

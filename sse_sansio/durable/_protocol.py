@@ -273,10 +273,11 @@ class DurableStreams:
             live.position = position
             events.append(_frame("data", self._sse_data(live, units)))
             events.append(self._control(meta, live))
-        if not live.started and not events:
+        closed = meta.closed and live.position >= meta.tail
+        if not events and (closed or not live.started):  # a close without data comes too
             events.append(self._control(meta, live))
         live.started = True
-        if meta.closed and live.position >= meta.tail:
+        if closed:
             return events, "closed"
         return events, "lifetime" if now >= live.deadline else None
 

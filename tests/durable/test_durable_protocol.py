@@ -777,3 +777,18 @@ def test_fork_with_the_source_content_type_given(ds: DurableStreams) -> None:
     make(ds, "/v1/stream/src", "text/plain; charset=utf-8", b"x")
     headers = {"Stream-Forked-From": "/v1/stream/src", "Content-Type": "text/plain"}
     assert ok(ds, "PUT", "/v1/stream/f", headers).status == 201
+
+
+def test_sse_close_without_data_sends_the_closed_signal(ds: DurableStreams) -> None:
+    make(ds, body=b"x")
+    reading = live(ds, "GET", query="offset=-1&live=sse")
+    ds.sse_step(reading, NOW)
+    ok(ds, "POST", headers={"Stream-Closed": "true"})
+    frames, end = ds.sse_step(reading, NOW)
+    assert end == "closed"
+    (event,) = parse(frames)
+    assert json.loads(event[1]) == {
+        "streamNextOffset": off(1),
+        "streamClosed": True,
+        "upToDate": True,
+    }

@@ -38,7 +38,7 @@ def redis_server() -> Iterator[RedisServer]:
     yield from redis_servers()
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.slow)])
 def make_store(request: pytest.FixtureRequest) -> Callable[[], Store]:
     """A factory of views of one store (for Redis: each call is a new client)."""
     if request.param == "memory":
@@ -229,3 +229,44 @@ def test_the_protocol_over_two_views_of_one_store(make_store: Callable[[], Store
     assert read.header("stream-next-offset") == appended.header("stream-next-offset")
     call(first, "POST", b"", **{"Stream-Closed": "true"})
     assert call(second, "HEAD").header("stream-closed") == "true"
+
+
+@pytest.mark.slow  # a live redis-server
+def test_redis_changes_reach_every_subscriber(redis_server: RedisServer) -> None:
+    """Another process's append wakes this one's readers: the store's change channel."""
+    from sse_sansio.durable import RedisStore
+
+    prefix = f"s{uuid.uuid4().hex[:8]}:"
+    listener = RedisStore.from_url(redis_server.url, prefix=prefix)
+    writer = RedisStore.from_url(redis_server.url, prefix=prefix)
+    heard: list[str] = []
+    done = threading.Event()
+
+    def callback(changed: str) -> None:
+        heard.append(changed)
+        done.set()
+
+    listener.subscribe(callback)
+    try:
+        p = path()
+        for _ in range(100):  # the subscription is live once a change is heard
+            writer.create(meta(p), [])
+            if done.wait(0.1):
+                break
+            writer.delete(p)
+        assert heard[-1] == p
+        done.clear()
+        writer.append(p, plan(b"x"))
+        assert done.wait(10)
+        assert heard[-1] == p
+    finally:
+        listener.close()
+    listener.close()  # twice: nothing left to stop
+
+
+def test_the_package_names_its_late_members() -> None:
+    import sse_sansio.durable as durable
+
+    assert callable(durable.asgi_app)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        durable.no_such_name  # noqa: B018
