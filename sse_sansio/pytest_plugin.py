@@ -11,7 +11,9 @@ pytest runs with ``--sse-record``, in which case ``source()`` is called for a li
 iterable of chunks, or for a streamed HTTP response whose status and headers are kept
 too (an object with ``status_code`` or ``status`` and ``headers``, read with
 ``iter_raw()`` when it has one, else iterated, then closed); the chunks are recorded
-(an exception in them becomes the cassette's error end), saved and returned.  A
+(an exception in them becomes the cassette's error end), saved and returned.  The save
+is Cassette.save()'s: a partial file renamed into place, so a save that fails (a full
+disk) leaves no file, and the next ``--sse-record`` run records it again.  A
 cassette once saved is never recorded over: delete the file to record it again.  The
 folder is ``cassettes`` beside the test module, or the
 ``sse_cassette_dir`` ini setting (relative to the rootdir).

@@ -18,15 +18,16 @@ Invariants: the loop reads through ``read1``/``read`` exactly as it reads a plai
 so every other option behaves the same on a cassette.  Recording never destroys a file:
 FILE the input itself (the same file by device and inode, a symlink or standard input
 included) is refused with status 2 before anything is opened for writing; the cassette
-is written to ``FILE.partial-<pid>`` beside it and renamed over FILE only once its end
-record is written, so until then FILE is as it was, and a write that fails (a full
-disk) removes the partial file and leaves FILE alone.  Only SIGKILL or a power cut
-leaves the partial file behind (never FILE truncated).
+is written through testing/_cassette_target.py: to ``FILE.partial-<pid>`` beside it,
+renamed over FILE only once its end record is written, so until then FILE is as it was,
+and a write that fails (a full disk) removes the partial file and leaves FILE alone; a
+symlink is written through, a FIFO or a character device directly (never replaced by a
+regular file), and a directory, a block device or a socket is refused with status 2.
+Only SIGKILL or a power cut leaves the partial file behind (never FILE truncated).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from sse_sansio.testing._cassette_file import (
     read_records,
     to_line,
 )
+from sse_sansio.testing._cassette_target import CassetteTarget
 
 from ._run import EXIT_CLEAN, EXIT_IO_ERROR, EXIT_TRUNCATED, EXIT_USAGE, error, run
 
@@ -102,19 +104,20 @@ class _Replay:
 
 class _Recording:
     """A binary reader that writes what it reads from ``source`` to a cassette file as
-    it goes, one line per chunk, to a partial file renamed to ``path`` at the end:
-    memory stays bounded however long the input runs, and ``path`` is either the old
-    file or a whole cassette."""
+    it goes, one line per chunk, through a CassetteTarget (a partial file renamed to
+    ``path`` at the end, or a FIFO or device written directly): memory stays bounded
+    however long the input runs, and ``path`` is either the old file or a whole
+    cassette."""
 
-    def __init__(self, source: Any, clock: Callable[[], float], path: str) -> None:
+    def __init__(self, source: Any, clock: Callable[[], float], target: CassetteTarget) -> None:
         self._read = getattr(source, "read1", source.read)
         self._clock = clock
         self._start = clock()
         self._last = 0.0
-        self._path = path
-        self._partial = f"{path}.partial-{os.getpid()}"
+        self._target = target
+        self._path = target.path
         self._ended = False
-        self._file = open(self._partial, "x", encoding="utf-8", newline="\n")  # noqa: SIM115
+        self._file = target.open()
         self._write(header_record({}))
 
     def _now(self) -> float:
@@ -127,20 +130,12 @@ class _Recording:
             self._file.write(to_line(record))
             self._file.flush()
         except OSError as exc:
-            self._abandon()
+            self._ended = True
+            self._target.abandon()
+            left = "" if self._target.direct else f": {self._path} is left as it was"
             raise OSError(
-                exc.errno,
-                f"cannot write the cassette ({exc.strerror or exc}): {self._path} is left as "
-                "it was",
+                exc.errno, f"cannot write the cassette ({exc.strerror or exc}){left}"
             ) from exc
-
-    def _abandon(self) -> None:
-        """Give the recording up: remove the partial file; the old one stays."""
-        self._ended = True
-        with contextlib.suppress(OSError):  # the buffer that failed fails again here
-            self._file.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self._partial)
 
     def read(self, size: int) -> bytes:
         try:
@@ -157,17 +152,11 @@ class _Recording:
     read1 = read
 
     def close(self, end: End = "cut", error: str | None = None) -> None:
-        """Write the end record (once), close the file and rename it into place."""
+        """Write the end record (once), close the file and put it into place."""
         if not self._ended:
             self._write(end_record(end, error, self._now()))
             self._ended = True
-            try:
-                os.fsync(self._file.fileno())
-                self._file.close()
-                os.replace(self._partial, self._path)
-            except OSError:
-                self._abandon()
-                raise
+            self._target.commit()
 
 
 def _same_file(source: IO[bytes], path: str) -> bool:
@@ -218,7 +207,12 @@ def run_input(
         if _same_file(source, record):
             error(f"--record {record} is the input {name}: recording would destroy it")
             return EXIT_USAGE
-        reader = recording = _Recording(reader, options.get("clock", clock), record)
+        try:
+            target = CassetteTarget(record)
+        except ValueError as exc:
+            error(f"--record: {exc}")
+            return EXIT_USAGE
+        reader = recording = _Recording(reader, options.get("clock", clock), target)
     try:
         status = run(reader, out, **options)
     except RecordedError as exc:

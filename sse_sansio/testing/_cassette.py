@@ -47,6 +47,7 @@ from ._cassette_file import (
     read_records,
     to_line,
 )
+from ._cassette_target import CassetteTarget
 from ._redaction import redact as _redact
 
 __all__ = ["SECRET_HEADERS", "SECRET_QUERY_PARAMETERS", "Cassette", "RecordedError", "replay"]
@@ -298,10 +299,26 @@ class Cassette:
     # ---- files ------------------------------------------------------------------------
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the cassette to ``path`` in the JSON Lines format (UTF-8, LF)."""
-        with open(path, "w", encoding="utf-8", newline="\n") as file:
+        """Write the cassette to ``path`` in the JSON Lines format (UTF-8, LF).
+
+        The file is written whole or not at all: to a partial file beside it, renamed
+        over ``path`` once written, so that a write that fails (a full disk) leaves the
+        old cassette as it was.  A symlink is written through; a FIFO or a character
+        device is written directly, never replaced by a regular file.
+
+        Raises:
+            ValueError: ``path`` is a directory, a block device or a socket.
+            OSError: the file could not be written (``path`` is then as it was).
+        """
+        target = CassetteTarget(path)
+        file = target.open()
+        try:
             for record in self.records():
                 file.write(to_line(record))
+        except BaseException:
+            target.abandon()
+            raise
+        target.commit()
 
     def records(self) -> Iterator[dict[str, Any]]:
         """The file's records, in order, as JSON objects."""

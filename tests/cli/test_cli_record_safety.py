@@ -10,12 +10,16 @@
 
 from __future__ import annotations
 
+import builtins
+import errno
 import io
 import os
 import resource
 import signal
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -108,14 +112,145 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_one(
 
 
 def test_a_cassette_that_cannot_be_renamed_into_place_leaves_no_partial_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "in.sse"
+    source.write_bytes(b"data: a\n\n")
+    path = tmp_path / "out.jsonl"
+    before = _old_cassette(path)
+
+    def refuse(src: str, dst: str) -> None:
+        raise PermissionError(13, "Permission denied", dst)
+
+    monkeypatch.setattr(os, "replace", refuse)
+    assert main([str(source), "--record", str(path)]) == 74
+    assert "out.jsonl" in capsys.readouterr().err
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.sse", "out.jsonl"]
+
+
+# ---- issue 41, item 7: a --record path that is not a regular file -------------------------
+
+
+def test_a_symlink_is_recorded_through_and_stays_a_link(tmp_path: Path) -> None:
+    source = tmp_path / "in.sse"
+    source.write_bytes(b"data: a\n\n")
+    real = tmp_path / "kept" / "real.jsonl"
+    real.parent.mkdir()
+    _old_cassette(real)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    assert main([str(source), "--record", str(link)]) == 0
+    assert link.is_symlink()
+    assert link.resolve() == real
+    assert Cassette.load(real).data == b"data: a\n\n"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["real.jsonl"]
+    dangling = tmp_path / "dangling.jsonl"
+    dangling.symlink_to(tmp_path / "made.jsonl")  # names a file that is not there yet
+    assert main([str(source), "--record", str(dangling)]) == 0
+    assert dangling.is_symlink()
+    assert Cassette.load(tmp_path / "made.jsonl").data == b"data: a\n\n"
+
+
+def test_a_fifo_is_written_directly_and_stays_a_fifo(tmp_path: Path) -> None:
+    source = tmp_path / "in.sse"
+    source.write_bytes(b"data: a\n\ndata: b\n\n")
+    fifo = tmp_path / "cassette.fifo"
+    os.mkfifo(fifo)
+    read: list[bytes] = []
+    # A FIFO's writer waits for its reader, as `tee` would.  A daemon: were the FIFO
+    # renamed over, nothing would ever open it for writing, and the reader would wait.
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    assert main([str(source), "--record", str(fifo)]) == 0
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # not replaced by a regular file
+    reader.join(timeout=30)
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(read[0])
+    assert Cassette.load(copy).data == b"data: a\n\ndata: b\n\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cassette.fifo", "copy.jsonl", "in.sse"]
+
+
+def pretend_device(monkeypatch: pytest.MonkeyPatch, path: Path, mode: int) -> None:
+    """Make os.stat say ``path`` (a plain file of the test's own) is a node of ``mode``:
+    the tests never hand a real device to the code under test (as root, a version that
+    renamed over it would replace /dev/null or /dev/full for the whole machine)."""
+    real_stat = os.stat
+
+    def faked(name: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        fields = list(real_stat(name, *args, **kwargs))
+        if os.fspath(name) == str(path):
+            fields[0] = mode | 0o666
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(os, "stat", faked)
+
+
+def test_a_character_device_is_written_in_place_and_stays_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "in.sse"
+    source.write_bytes(b"data: a\n\n")
+    device = tmp_path / "device"
+    device.write_bytes(b"old")
+    inode = os.stat(device).st_ino
+    pretend_device(monkeypatch, device, stat.S_IFCHR)
+    assert main([str(source), "--record", str(device)]) == 0
+    monkeypatch.undo()
+    assert os.stat(device).st_ino == inode  # written in place, never renamed over
+    assert Cassette.load(device).data == b"data: a\n\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["device", "in.sse"]
+
+
+def test_a_device_that_is_full_fails_the_recording_and_stays_a_device(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # /dev/full, imitated: a character device (by os.stat) whose writes fail with ENOSPC.
+    source = tmp_path / "in.sse"
+    source.write_bytes(b"data: a\n\n")
+    device = tmp_path / "full"
+    device.write_bytes(b"")
+    inode = os.stat(device).st_ino
+    pretend_device(monkeypatch, device, stat.S_IFCHR)
+
+    class Full(io.StringIO):
+        def flush(self) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    real_open = builtins.open
+
+    def opening(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(file) == str(device):
+            assert mode == "w"  # in place: no partial file, no rename
+            return Full()
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", opening)
+    status = main([str(source), "--record", str(device)])
+    monkeypatch.undo()
+    assert status == 74
+    assert "No space left on device" in capsys.readouterr().err
+    assert os.stat(device).st_ino == inode
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "in.sse"]
+
+
+@pytest.mark.parametrize("kind", ["directory", "block device", "socket"])
+def test_a_directory_block_device_or_socket_is_refused_with_status_2(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    kind: str,
 ) -> None:
     source = tmp_path / "in.sse"
     source.write_bytes(b"data: a\n\n")
     target = tmp_path / "taken"
-    (target / "inside").mkdir(parents=True)  # a directory: no file can be renamed over it
-    assert main([str(source), "--record", str(target)]) == 74
-    assert "taken" in capsys.readouterr().err
+    (target / "inside").mkdir(parents=True)
+    modes = {"block device": stat.S_IFBLK, "socket": stat.S_IFSOCK}
+    if kind in modes:
+        pretend_device(monkeypatch, target, modes[kind])
+    assert main([str(source), "--record", str(target)]) == 2
+    assert f"{target} is a {kind}" in capsys.readouterr().err
+    monkeypatch.undo()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.sse", "taken"]
     assert [p.name for p in target.iterdir()] == ["inside"]
 

@@ -1,4 +1,5 @@
-"""Cassettes against hostile input and lost responses (issue 36, items 8, 12 and 14).
+"""Cassettes against hostile input and lost responses (issue 36, items 8, 12 and 14;
+issue 41, items 7 and 9).
 
 - Item 8: a cassette keeps the response's status and headers (``Cassette.status``,
   ``Cassette.headers``), and the server helper and the pytest fixture replay them: a
@@ -12,7 +13,11 @@
 
 from __future__ import annotations
 
+import errno
 import io
+import os
+import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +26,14 @@ import pytest
 
 from sse_sansio import Event
 from sse_sansio.pytest_plugin import CassetteFolder
-from sse_sansio.testing import Cassette, CassetteError, _cassette_file, parse, serve_cassette
+from sse_sansio.testing import (
+    Cassette,
+    CassetteError,
+    _cassette,
+    _cassette_file,
+    parse,
+    serve_cassette,
+)
 
 # ---- item 8: the response is kept --------------------------------------------------------
 
@@ -252,3 +264,71 @@ def test_a_400_digit_time_or_deep_metadata_given_in_python_is_a_cassette_error()
         deep = [deep]
     with pytest.raises(CassetteError, match="deep"):
         Cassette.from_chunks([], metadata={"n": deep})
+
+
+# ---- issue 41, item 7: a save is whole or not at all, and never over a special file -----
+
+NEW = Cassette.from_chunks([(0.1, b"data: new\n\n"), (0.2, b"data: more\n\n")])
+
+
+def fail_after_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk: the second line's write raises ENOSPC."""
+    real = _cassette_file.to_line
+    lines = iter(range(2))
+
+    def to_line(record: dict[str, Any]) -> str:
+        if next(lines, None) is None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(record)
+
+    monkeypatch.setattr(_cassette, "to_line", to_line)
+
+
+def test_a_save_that_fails_leaves_the_old_cassette_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "kept.jsonl"
+    RATE_LIMITED.save(path)
+    before = path.read_bytes()
+    fail_after_one_line(monkeypatch)
+    with pytest.raises(OSError, match="No space left"):
+        NEW.save(path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.jsonl"]  # no partial file
+    monkeypatch.undo()
+    NEW.save(path)
+    assert Cassette.load(path) == NEW
+
+
+def test_a_save_writes_through_a_symlink_and_into_a_fifo(tmp_path: Path) -> None:
+    real = tmp_path / "real.jsonl"
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    NEW.save(link)
+    assert link.is_symlink()
+    assert Cassette.load(real) == NEW
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    NEW.save(fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    reader.join(timeout=30)
+    assert read == [real.read_bytes()]
+    with pytest.raises(ValueError, match="is a directory"):
+        NEW.save(tmp_path)
+
+
+def test_a_recording_whose_save_fails_leaves_no_file_and_records_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: a truncated file, which the fixture then loaded (and refused) on every run.
+    recording = CassetteFolder(tmp_path, recording=True)
+    fail_after_one_line(monkeypatch)
+    with pytest.raises(OSError, match="No space left"):
+        recording("live", lambda: [b"data: a\n\n"])
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    assert recording("live", lambda: [b"data: a\n\n"]).data == b"data: a\n\n"
+    assert Cassette.load(recording.path("live")).data == b"data: a\n\n"
