@@ -182,6 +182,14 @@ class AISDKUI(Dialect):
             key = get(payload, "toolCallId")
             if isinstance(key, str) and parts.known(key):
                 parts.add_arguments(key, get(payload, "inputTextDelta"))
+        elif kind == "tool-input-error":
+            # The input the model wrote failed to parse: its text, as it was.
+            key = get(payload, "toolCallId")
+            text = get(payload, "input")
+            if isinstance(key, str) and isinstance(text, str):
+                call = parts.call(key, id=key, name=get(payload, "toolName"))
+                call.final = text
+                call.complete = True
 
     # Progress: the base rule (every event but a ping): each part the protocol sends
     # is a step of the answer's making.

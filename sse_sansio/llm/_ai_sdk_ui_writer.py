@@ -25,7 +25,7 @@ from sse_sansio._events import Event
 
 from ._ai_sdk_ui import AISDKUI, UI_MESSAGE_STREAM_HEADERS
 from ._usage import Usage
-from ._writing import Writer, figures, frame, parsed_object
+from ._writing import Writer, figures, frame, parsed
 
 __all__ = ["AISDKUIWriter"]
 
@@ -99,12 +99,20 @@ class AISDKUIWriter(Writer):
 
     def tool_end(self, n: int, arguments: str) -> list[Event]:
         id, name = self.calls[n]
+        if not arguments.strip():
+            arguments = "{}"  # no arguments streamed: a call without arguments
+        ok, value = parsed(arguments)
+        if ok:
+            return [self._part("tool-input-available", toolCallId=id, toolName=name, input=value)]
+        # Not JSON: the protocol's own part for input that failed to parse, the text
+        # carried as it was (issue 41, item 8), never an object made up for it.
         return [
             self._part(
-                "tool-input-available",
+                "tool-input-error",
                 toolCallId=id,
                 toolName=name,
-                input=parsed_object(arguments) or {},
+                input=arguments,
+                errorText="the tool call's arguments are not JSON",
             )
         ]
 

@@ -26,6 +26,7 @@ from sse_sansio._events import Event
 
 from ._gemini import Gemini
 from ._usage import Usage
+from ._outcome import PayloadError
 from ._writing import Writer, figures, frame, parsed_object
 
 __all__ = ["GeminiWriter"]
@@ -97,7 +98,7 @@ class GeminiWriter(Writer):
             if arguments is None:
                 break
             del self.pending[n]
-            call = {"id": id, "name": name, "args": parsed_object(arguments) or {}}
+            call = {"id": id, "name": name, "args": _args(id, name, arguments)}
             out.append(self._chunk([{"functionCall": call}]))
         return out
 
@@ -128,3 +129,20 @@ class GeminiWriter(Writer):
         if given:
             last["usageMetadata"] = given
         return [*out, frame(last)]
+
+
+def _args(id: str, name: str, arguments: str) -> dict[str, Any]:
+    """A whole call's arguments as functionCall.args, which holds an object only: no
+    arguments are ``{}``; arguments that are not a JSON object cannot be written, and
+    are never replaced by an object made up for them (issue 41, item 8)."""
+    if not arguments.strip():
+        return {}
+    value = parsed_object(arguments)
+    if value is None:
+        raise PayloadError(
+            f"the tool call {name!r} (id {id!r}) has arguments that are not a JSON object "
+            f"({arguments[:80]!r}); Gemini's functionCall.args holds an object only, so "
+            "the call cannot be written in Gemini's dialect",
+            offset=-1,
+        )
+    return value

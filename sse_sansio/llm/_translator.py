@@ -131,7 +131,9 @@ class Translator:
 
         Raises:
             PayloadError: the event's data is not the JSON its dialect documents (as
-                :meth:`Tracker.feed` raises it; sticky).
+                :meth:`Tracker.feed` raises it; sticky); for a Gemini target, a whole
+                tool call whose arguments are not a JSON object (``functionCall.args``
+                holds an object only; the other targets carry the text as it was).
             LocalProtocolError: an item after the end.
             TypeError: not an Event, Comment or EndOfStream.
         """

@@ -41,6 +41,7 @@ __all__ = [
     "Writer",
     "figures",
     "frame",
+    "parsed",
     "parsed_object",
 ]
 
@@ -59,14 +60,25 @@ _ENCODE: Final = json.JSONEncoder(ensure_ascii=False).encode  # made once: dumps
 # a new encoder on every call that passes an option.
 
 
+_ENCODE_ASCII: Final = json.JSONEncoder().encode
+
+
 def frame(payload: Any, type: str = "message") -> Event:
-    """One event whose data is ``payload`` in JSON (characters beyond ASCII kept).
+    """One event whose data is ``payload`` in JSON (characters beyond ASCII kept, but
+    when a string holds a lone surrogate, valid JSON that UTF-8 cannot carry, every
+    character beyond ASCII is escaped: issue 41, item 8).
 
     Made past the Event constructor's checks, which hold already: ``type`` is one of
     the writers' constants, and JSON text has no line break (json escapes every
     control character inside a string).
     """
-    return new_event(Event, (type, _ENCODE(payload), "", None, -1, -1, None))
+    data = _ENCODE(payload)
+    if not data.isascii():
+        try:
+            data.encode()
+        except UnicodeEncodeError:
+            data = _ENCODE_ASCII(payload)
+    return new_event(Event, (type, data, "", None, -1, -1, None))
 
 
 def figures(usage: Usage, names: tuple[str | None, str | None, str | None, str | None]) -> Any:
@@ -84,6 +96,15 @@ def figures(usage: Usage, names: tuple[str | None, str | None, str | None, str |
             place = place.setdefault(key, {})
         place[last] = value
     return found
+
+
+def parsed(arguments: str) -> tuple[bool, Any]:
+    """A tool call's arguments decoded: (True, the JSON value), or (False, None) when
+    they are not JSON (the model wrote something else, or a cut left half of it)."""
+    try:
+        return True, json.loads(arguments)
+    except (ValueError, RecursionError):
+        return False, None
 
 
 def parsed_object(arguments: str) -> dict[str, Any] | None:
