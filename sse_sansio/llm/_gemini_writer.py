@@ -25,8 +25,8 @@ from typing import Any, ClassVar, Final
 from sse_sansio._events import Event
 
 from ._gemini import Gemini
-from ._usage import Usage
 from ._outcome import PayloadError
+from ._usage import Usage
 from ._writing import Writer, figures, frame, parsed_object
 
 __all__ = ["GeminiWriter"]
