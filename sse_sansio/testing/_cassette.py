@@ -12,7 +12,8 @@ finite, not negative and never go back, the end comes no earlier than the last c
 only an error end has a message, the metadata is JSON, its ``status`` (if any) an HTTP
 status code and its ``headers`` (if any) ``[name, value]`` strings that a server can
 send again (no CR, LF or NUL).  from_chunks() also takes the secrets out: the
-SECRET_HEADERS, whether their names come as str or bytes, and in the ``url`` the value
+SECRET_HEADERS, whether their names come as str or bytes, in any case, with white space
+around them or not, and in the ``url`` the value
 of every SECRET_QUERY_PARAMETERS and the password, unless the caller keeps them.  A
 Cassette never changes once made: the faults (cut_at, stall_at, rechunk,
 with_keepalives) and redact() return new ones, and every offset they take counts bytes
@@ -396,7 +397,9 @@ def _clean_metadata(metadata: dict[str, Any], *, keep_secrets: bool) -> dict[str
         pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
         texts = [(_text(name), _text(value)) for name, value in pairs]
         if not keep_secrets:
-            texts = [(name, value) for name, value in texts if name.lower() not in SECRET_HEADERS]
+            # Matched as a lenient server reads a name: "Authorization " (a space or a
+            # tab around it, issue 41, item 9) is still Authorization to many.
+            texts = [(n, v) for n, v in texts if n.strip().lower() not in SECRET_HEADERS]
         metadata["headers"] = [[name, value] for name, value in texts]
     url = metadata.get("url")
     if isinstance(url, str) and not keep_secrets:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import io
+import json
 import os
 import stat
 import threading
@@ -161,6 +162,15 @@ def test_header_names_and_values_as_bytes_are_redacted_and_decoded() -> None:
         },
     )
     assert cassette.headers == [("content-type", "text/event-stream"), ("X-Note", "café")]
+
+
+@pytest.mark.parametrize("name", ["Authorization ", " authorization", "\tCookie\t", b"X-API-KEY "])
+def test_a_secret_header_name_with_white_space_around_it_is_redacted(name: str | bytes) -> None:
+    # Issue 41, item 9: "Authorization " with its space was kept, secret and all.
+    pairs = [(name, "Bearer sk-1"), ("Accept", "text/event-stream")]
+    cassette = Cassette.from_chunks([], metadata={"headers": pairs})
+    assert cassette.headers == [("Accept", "text/event-stream")]
+    assert "sk-1" not in json.dumps(cassette.metadata)
 
 
 @pytest.mark.parametrize("shape", [dict, list])
