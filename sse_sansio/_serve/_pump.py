@@ -98,6 +98,7 @@ _DETACHED: set[asyncio.Task[None]] = set()
 _RUNNING: weakref.WeakSet[Pump] = weakref.WeakSet()
 _EXECUTOR: list[ThreadPoolExecutor] = []
 _FINAL_WRITE = 1.0  # seconds a stopped response's last write may take
+_INFINITY = float("inf")
 
 
 #: What every event stream response says: the media type, and "pass each write on at
@@ -202,7 +203,17 @@ def _close_unread(source: Source) -> None:
 
 
 class Pump:
-    """Run one response: write what its stream hands out, fed by a source or a hub."""
+    """Run one response: write what its stream hands out, fed by a source or a hub.
+
+    Speed (issue 40, item 8): per event the writer makes no task and no
+    ``asyncio.wait``.  It awaits ``write()`` itself; a stop that must interrupt a
+    pending write (a slow reader, a disconnect) cancels the writer's task, which
+    ``_write_loop`` tells from a cancellation of its own (``_interrupted``) and takes
+    back with ``uncancel()``.  It sleeps on one future, resolved by a wake-up, a stop or
+    its timer; the timer is kept while the deadline only moves later (a keepalive
+    deadline moves at each write), so a busy stream re-arms it about once per deadline,
+    not once per event.
+    """
 
     def __init__(
         self, stream: ServerStream | None, options: Options, *, source: Source | None
@@ -218,10 +229,14 @@ class Pump:
         self._ends_at = (
             None if options.max_lifetime is None else self._clock() + options.max_lifetime
         )
-        self._stop: asyncio.Future[Outcome] = self._loop.create_future()
-        self._wake: asyncio.Future[None] | None = None
+        self._outcome: Outcome | None = None  # set by a stop
+        self._sleep: asyncio.Future[None] | None = None  # the writer's sleep
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = _INFINITY
         self._room: asyncio.Future[None] | None = None  # the feeder waits for a hand-out
-        self._writing = False  # a write is pending in the transport
+        self._writer: asyncio.Task[Any] | None = None
+        self._writing = False  # the writer is inside write(): pending, when others see it
+        self._interrupted = False  # a stop cancelled the writer's pending write
         self._gone = False  # the client is gone: events go to the window only
 
     def attach(self, stream: ServerStream, hub: Hub) -> None:
@@ -232,11 +247,11 @@ class Pump:
     def wake(self) -> None:
         """Something was queued on the stream, or it ended: the writer looks again (a
         stream that turned "slow" stops it even in the middle of a write)."""
-        if self._stream.state == "slow":
+        if self._stream._state == "slow":
             self._halt("slow")
-        wake = self._wake
-        if wake is not None and not wake.done():
-            wake.set_result(None)
+        sleep = self._sleep
+        if sleep is not None and not sleep.done():
+            sleep.set_result(None)
 
     def stop(self) -> None:
         """End the response as a cut after its whole frames; the stream goes on."""
@@ -244,6 +259,7 @@ class Pump:
 
     async def run(self, write: Write, disconnected: Disconnected) -> Outcome:
         """Pump until the stream ends, the client is gone or the server stops it."""
+        self._writer = asyncio.current_task()
         feeder = None
         if self._source is not None:
             feeder = self._loop.create_task(self._feed(self._source))
@@ -255,6 +271,8 @@ class Pump:
         finally:
             _RUNNING.discard(self)
             watcher.cancel()
+            if self._timer is not None:
+                self._timer.cancel()
             if self._hub is not None:
                 self._hub.unsubscribe(self._stream)
             if feeder is not None:
@@ -263,46 +281,36 @@ class Pump:
 
     async def _write_loop(self, write: Write) -> Outcome:
         stream = self._stream
-        while True:
-            data = stream.data_to_send(self._clock())
-            if data:
-                self._made_room()
-                if not await self._write(write, data):
-                    return await self._stopped(write)
-            state = stream.state
-            if state != "open" and not stream.buffered:  # ended and written, or slow
-                return state
-            if self._stop.done():
-                return await self._stopped(write)
-            await self._idle(stream.deadline)
-
-    async def _write(self, write: Write, data: bytes) -> bool:
-        """Write ``data``; False when a stop (slow, disconnect) came first or it failed."""
-        task = self._loop.create_task(self._call(write, data))
-        await asyncio.wait((task, self._stop), return_when=asyncio.FIRST_COMPLETED)
-        if not task.done():
-            task.cancel()
-            await asyncio.wait((task,))
-            self._writing = False
-            return False
-        error = task.exception()
-        if isinstance(error, OSError):  # the transport is closed: the client is gone
-            self._halt("disconnected")
-            return False
-        if error is not None:
-            raise error
-        return True
-
-    async def _call(self, write: Write, data: bytes) -> None:
-        self._writing = True  # seen by the feeder only while the write is pending
+        clock = self._clock
         try:
-            await write(data)
-        finally:
-            self._writing = False
+            while True:
+                data = stream.data_to_send(clock())
+                if data:
+                    if self._room is not None:
+                        self._made_room()
+                    self._writing = True
+                    try:
+                        await write(data)
+                    except OSError:  # the transport is closed: the client is gone
+                        self._halt("disconnected")
+                    finally:
+                        self._writing = False
+                state = stream._state
+                if state != "open" and not stream._size:  # ended and written, or slow
+                    return state
+                if self._outcome is not None:
+                    return await self._stopped(write)
+                await self._idle(stream.deadline)
+        except asyncio.CancelledError:
+            if not self._interrupted:  # not ours: the server cancelled the response
+                raise
+            self._interrupted = False
+            cast(asyncio.Task[Any], self._writer).uncancel()
+            return await self._stopped(write)
 
     async def _stopped(self, write: Write) -> Outcome:
         """The outcome of a stop; for "stopped", the whole frames queued go first."""
-        outcome = self._stop.result()
+        outcome = cast(Outcome, self._outcome)
         stream = self._stream
         if outcome != "stopped":
             return outcome
@@ -318,24 +326,45 @@ class Pump:
     async def _idle(self, deadline: float | None) -> None:
         """Sleep until ``deadline``, a wake-up, the end of the lifetime, or a stop."""
         ends_at = self._ends_at
-        if ends_at is not None and (deadline is None or ends_at < deadline):
-            deadline = ends_at
-        timeout = None if deadline is None else deadline - self._clock()
-        if timeout is not None and timeout <= 0:
-            if deadline is ends_at:
+        if ends_at is not None and (deadline is None or ends_at <= deadline):
+            if ends_at <= self._clock():
                 self._halt("stopped")
-            return
-        self._wake = wake = self._loop.create_future()
-        await asyncio.wait((wake, self._stop), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        self._wake = None
+                return
+            deadline = ends_at
+        if deadline is not None and deadline < self._timer_at:
+            # (a later deadline keeps the armed timer; a past one rings at once)
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = deadline
+            delay = max(0.0, deadline - self._clock())
+            self._timer = self._loop.call_at(self._loop.time() + delay, self._ring)
+        self._sleep = sleep = self._loop.create_future()
+        try:
+            await sleep
+        finally:
+            self._sleep = None
+
+    def _ring(self) -> None:
+        """The timer: wake the writer, which arms it again for its next deadline."""
+        self._timer = None
+        self._timer_at = _INFINITY
+        self.wake()
 
     async def _watch(self, disconnected: Disconnected) -> None:
         await disconnected()
         self._halt("disconnected")
 
     def _halt(self, outcome: Outcome) -> None:
-        if not self._stop.done():
-            self._stop.set_result(outcome)
+        if self._outcome is None:
+            self._outcome = outcome
+            writer = self._writer
+            # A write the client never takes (seen from another task: it is pending).
+            if self._writing and writer is not asyncio.current_task():
+                self._interrupted = True
+                cast(asyncio.Task[Any], writer).cancel()
+        sleep = self._sleep
+        if sleep is not None and not sleep.done():
+            sleep.set_result(None)
         self._made_room()
 
     # The feeder.
@@ -345,13 +374,16 @@ class Pump:
         try:
             if isinstance(source, AsyncIterable):
                 async for item in source:
-                    await self._take(item)
+                    if self._crowded(item):
+                        await self._hand_out_first()
+                    self._take(item)
             else:
                 items = iter(source)
-                while (
-                    got := await self._loop.run_in_executor(_executor(), _next, items)
-                ) is not _END:
-                    await self._take(cast(Item, got))
+                executor = _executor()
+                # Each next() returns through the loop, where the writer woken by the
+                # item before it runs first: a sync source cannot burst past it.
+                while (got := await self._loop.run_in_executor(executor, _next, items)) is not _END:
+                    self._take(cast(Item, got))
             cut = False
         except StreamCut as exc:
             LOG.warning("sse_sansio: the source cut the stream: %s", exc)
@@ -367,29 +399,33 @@ class Pump:
             raise
         self._finish(cut)
 
-    async def _take(self, item: Item) -> None:
-        stream = self._stream
-        if (
-            not self._gone
-            and stream.buffered
+    def _crowded(self, item: object) -> bool:
+        """Whether ``item`` could take the queue past max_buffer while no write is
+        pending: then the writer must hand out first (a burst is not a slow reader)."""
+        buffered = self._stream._size
+        return (
+            buffered > 0
             and not self._writing
-            and stream.buffered + _bound(item) > self._max_buffer
-        ):
-            await self._hand_out_first()
+            and not self._gone
+            and buffered + _bound(cast(Item, item)) > self._max_buffer
+        )
+
+    def _take(self, item: Item) -> None:
         if self._gone:
             if self._window is not None and isinstance(item, Event):
                 self._window.append(item)
             return
-        stream.send(item, self._clock())
+        self._stream.send(item, self._clock())
         self.wake()
 
     async def _hand_out_first(self) -> None:
-        """Wait until the writer took what is queued (or a stop): a burst from a source
-        that never awaits must not look like a client that does not read."""
+        """Wait until the writer took what is queued (or a stop)."""
         self._room = room = self._loop.create_future()
         self.wake()
-        await asyncio.wait((room, self._stop), return_when=asyncio.FIRST_COMPLETED)
-        self._room = None
+        try:
+            await room
+        finally:
+            self._room = None
 
     def _made_room(self) -> None:
         room = self._room

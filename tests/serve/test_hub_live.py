@@ -1,9 +1,9 @@
-"""docs/fanout.rst's recipes live on loopback (issue 34, items 1 and 7): the ASGI app
-under uvicorn and the aiohttp handler, run as the page writes them (its code blocks
-executed by tests/helpers/docs.py), with one client that never reads and one that
-does.  The reader gets every event, in order, parsed on both cores, while the stalled
-one costs the hub at most its ``max_buffer``: dropped under "disconnect", kept with
-its oldest frames gone under "drop-oldest".
+"""A hub served live on loopback (issue 34, items 1 and 7; issue 40, item 3): HubResponse
+under uvicorn and serve_hub under aiohttp, as docs/fanout.rst and docs/channels.rst
+use them, with one client that never reads and one that does.  The reader gets every
+event, in order, parsed on both cores, while the stalled one costs the hub at most its
+``max_buffer``: dropped under "disconnect", kept with its oldest frames gone under
+"drop-oldest".
 
 Wall-clock-free: every wait is for a fact (a subscriber count, the end), under a guard.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,15 +22,33 @@ import pytest
 import uvicorn
 from aiohttp import web
 
-from sse_sansio import Event
-from tests.helpers.docs import run_page
+from sse_sansio import Event, Hub, ReplayWindow
+from sse_sansio.aiohttp import serve_hub
+from sse_sansio.asgi import HubResponse
 
 pytestmark = pytest.mark.slow  # live servers
 
 GUARD = 60.0  # seconds: a failure guard only
-PAGE = run_page(Path(__file__).resolve().parents[2] / "docs" / "fanout.rst")
 EVENTS = 6000  # of about 1 KiB each: far more than the kernel's and uvicorn's buffers
-MAX_BUFFER = 64 * 1024  # the page's Room
+MAX_BUFFER = 64 * 1024
+
+
+class Room:
+    """A hub on the adapters' clock."""
+
+    def __init__(self, policy: Any) -> None:
+        self.hub = Hub(
+            max_buffer=MAX_BUFFER,
+            policy=policy,
+            window=ReplayWindow(max_events=1000),
+            now=time.monotonic(),
+        )
+
+    def publish(self, item: Event) -> str | None:
+        return self.hub.publish(item, time.monotonic())
+
+    def end(self) -> None:
+        self.hub.close(time.monotonic())
 
 
 @asynccontextmanager
@@ -38,7 +56,7 @@ async def served(framework: str, room: Any) -> AsyncIterator[tuple[str, int]]:
     """The page's recipe for ``framework`` on a free loopback port: (host, port)."""
     if framework == "uvicorn":
         config = uvicorn.Config(
-            PAGE["fanout_app"](room),
+            HubResponse(room.hub),
             host="127.0.0.1",
             port=0,
             log_level="critical",
@@ -56,7 +74,11 @@ async def served(framework: str, room: Any) -> AsyncIterator[tuple[str, int]]:
             await asyncio.wait_for(task, GUARD)
     else:
         app = web.Application()
-        app.router.add_get("/events", PAGE["aiohttp_handler"](room))
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return await serve_hub(request, room.hub)
+
+        app.router.add_get("/events", handler)
         runner = web.AppRunner(app, shutdown_timeout=1)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -108,7 +130,7 @@ def test_a_stalled_client_costs_its_max_buffer_and_never_delays_the_reader(
     conn_cls: Any, framework: str, policy: str
 ) -> None:
     async def main() -> None:
-        room = PAGE["Room"](policy)
+        room = Room(policy)
         async with served(framework, room) as (host, port):
             stalled = await stalled_client(host, port)
             await until(lambda: len(room.hub.subscribers) == 1)
@@ -138,10 +160,10 @@ def test_a_stalled_client_costs_its_max_buffer_and_never_delays_the_reader(
 
 @pytest.mark.parametrize("framework", ["uvicorn", "aiohttp"])
 def test_a_client_that_leaves_is_unsubscribed(framework: str) -> None:
-    # uvicorn's send() returns silently once the client is gone: without the page's
+    # uvicorn's send() returns silently once the client is gone: without the adapter's
     # http.disconnect watch its writer would drain the stream for nobody, for ever.
     async def main() -> None:
-        room = PAGE["Room"]("disconnect")
+        room = Room("disconnect")
         async with served(framework, room) as (host, port):
             sock = await stalled_client(host, port)
             await until(lambda: len(room.hub.subscribers) == 1)

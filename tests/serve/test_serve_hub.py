@@ -383,6 +383,7 @@ def test_stop_all_stops_every_open_response_after_its_frames() -> None:
         await until(lambda: len(hub.subscribers) == 2)
         hub.publish(Event(data="last"), time.monotonic())
         stopped = _pump.stop_all()
+        assert _pump.stop_all() == 2  # a second stop before they ended changes nothing
         await asyncio.gather(*tasks)
         return clients[0], clients[1], stopped
 
@@ -514,3 +515,23 @@ def test_serve_hub_takes_a_hub_only() -> None:
             await serve_hub(None, Hub(max_buffer=1, now=0.0), window=None)  # type: ignore[arg-type,call-arg]
 
     asyncio.run(main())
+
+
+def test_held_frames_due_before_the_keepalive_wake_the_writer_in_time() -> None:
+    async def main() -> Client:
+        hub = Hub(max_buffer=10_000, now=time.monotonic())
+        client = Client()
+        app = HubResponse(hub, keepalive=GUARD, coalesce_delay=0.01)
+        task = asyncio.ensure_future(client.run(app))
+        await until(lambda: len(hub.subscribers) == 1)
+        await asyncio.sleep(0.01)  # the writer sleeps on its keepalive timer
+        hub.publish(Event(data="a"), time.monotonic())
+        hub.publish(Event(data="b"), time.monotonic())
+        await until(lambda: client.body())
+        hub.close(time.monotonic())
+        await task
+        return client
+
+    client = asyncio.run(main())
+    assert client.body() == b"data: a\n\ndata: b\n\n"
+    assert client.completed()
