@@ -116,7 +116,7 @@ def nobody_cases(readers: int, count: int) -> dict[str, Case]:
     windowed = Hub(max_buffer=1 << 20, window=ReplayWindow(max_events=count), now=0.0)
     for number in range(readers):
         windowed.subscribe(0.0, channels=[f"user/{number}"])
-    index = {f"user/{number}": {} for number in range(readers)}
+    index: dict[str, dict[object, None]] = {f"user/{number}": {} for number in range(readers)}
     window = ReplayWindow(max_events=count)
 
     def plain() -> None:
@@ -285,7 +285,7 @@ def live_cpu(count: int, rounds: int, http: str, loop: str) -> dict[str, float]:
     servers = {kind: start_server(kind, count, http, loop) for kind in KINDS}
     samples: dict[str, list[float]] = {kind: [] for kind in KINDS}
     try:
-        for kind, (_, port) in servers.items():  # warm up: imports, first request
+        for _, port in servers.values():  # warm up: imports, first request
             read_stream(port)
         for round_ in range(rounds):
             order = KINDS[round_ % len(KINDS) :] + KINDS[: round_ % len(KINDS)]
