@@ -123,9 +123,9 @@ def _parser() -> argparse.ArgumentParser:
         "--llm",
         choices=DIALECT_NAMES,
         metavar="DIALECT",
-        help="judge the stream as one streamed LLM response (openai-chat, openai-responses, "
-        "anthropic, gemini, ai-sdk-ui, auto) and print its outcome last, with its usage "
-        "and a summary of the answer; exit 0 completed, 3 cut, 4 stopped, 5 failed",
+        help=f"judge the stream as one streamed LLM response ({', '.join(DIALECT_NAMES)}) "
+        "and print its outcome last, with its usage and a summary of the answer; exit 0 "
+        "completed, 3 cut, 4 stopped, 5 failed",
     )
     # Cassettes (docs/cassettes.rst): a FILE whose first line is a cassette header is
     # replayed with its recorded chunks; _cassette_cli.py does both.

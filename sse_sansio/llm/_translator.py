@@ -33,38 +33,21 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import AsyncGenerator, AsyncIterable
-from typing import Any, Final
+from typing import Any
 
 from sse_sansio._errors import StreamCut
 from sse_sansio._events import Comment, EndOfStream, Event
 from sse_sansio._pickling import public_reduce, restore
 
-from ._ai_sdk_ui_writer import AISDKUIWriter
 from ._answer import Parts
-from ._anthropic_writer import AnthropicWriter
-from ._gemini_writer import GeminiWriter
-from ._openai_chat_writer import OpenAIChatWriter
-from ._openai_responses_writer import OpenAIResponsesWriter
 from ._outcome import Outcome
 from ._pipe import close, next_item
-from ._registry import DIALECTS, make_dialect
+from ._registry import DIALECTS, WRITERS, make_dialect
 from ._tracker import Tracker
 from ._usage import UNAVAILABLE
 from ._writing import Writer
 
 __all__ = ["WRITERS", "Translator"]
-
-#: Each dialect's writer class, by the dialect's name.
-WRITERS: Final[dict[str, type[Writer]]] = {
-    writer.dialect.name: writer
-    for writer in (
-        OpenAIChatWriter,
-        OpenAIResponsesWriter,
-        AnthropicWriter,
-        GeminiWriter,
-        AISDKUIWriter,
-    )
-}
 
 Output = list[Event | Comment]
 
