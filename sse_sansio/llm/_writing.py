@@ -17,9 +17,9 @@
 #
 # Each writer lives in its own module beside its dialect's (_<dialect>_writer.py) and
 # names its dialect by class, never by a quoted name (tests/llm/test_llm_registry.py);
-# the Translator keeps the table of writers by their dialect's name.  A writer holds
-# plain data only
-# (counters, ids, open blocks), so a Translator pickles through its public class.
+# the registry (_registry.py) pairs it with its dialect, and the Translator finds it
+# there by the dialect's name.  A writer holds plain data only (counters, ids, open
+# blocks), so a Translator pickles through its public class.
 #
 # Invariant: every frame is an Event built by the Event constructor from json.dumps
 # output (so it serializes to a valid event), each in the shape the API documents;
