@@ -154,6 +154,7 @@ RUN_ONCE: dict[str, str] = {
     "test_asgi": "the ASGI adapter's messages, compared as bytes",
     "test_serve_hub": "the adapters' messages, compared as bytes",
     "test_browser": "Chromium's EventSource is the parser under test, not ours",
+    "test_browser_channels": "Chromium's EventSource is the parser under test, not ours",
     "test_response": "the response checks",
     "test_response_shapes": "the response checks",
     "test_resumption_live": "a live server",
