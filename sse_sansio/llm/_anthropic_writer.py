@@ -21,7 +21,8 @@
 # dropped (no API streams that).  A thinking block gets no signature_delta: the
 # signature is the API's own and cannot be made here (a client that sends thinking back
 # needs the original).
-# Usage: figures the source gave, in message_delta; message_start's usage is empty, as
+# Usage: figures the source gave, in message_delta; message_start's usage holds the
+# input tokens the caller knew up front (Translator's input_tokens), else nothing, as
 # no figure is known yet (a figure is never written as 0).  Stops: stop_reason is
 # end_turn, tool_use, max_tokens or refusal; a safety or content-filter stop is
 # refusal (the nearest: the model's answer was withheld), any other stop pause_turn
@@ -84,7 +85,7 @@ class AnthropicWriter(Writer):
             "model": "",
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {},
+            "usage": {} if self.input_tokens is None else {"input_tokens": self.input_tokens},
         }
         return [self._event("message_start", message=message)]
 

@@ -19,7 +19,10 @@
 # outcome is known: with the event that settles it (the API's terminal event, an error),
 # or by end() (Gemini's only end marker is the end of the stream itself; a cut).  A cut
 # writes no terminal frame: the target's Tracker then reads a cut too.  Usage travels
-# with the finish, and only when the source's figures are its final ones ("reported").
+# with the finish, and only when the source's figures are its final ones ("reported");
+# input tokens the caller knew up front (input_tokens=) go in the target's opening
+# frame where it has usage (Anthropic's message_start) and fill the final usage's
+# input figure where the upstream's left it out (issue 42, item 4).
 # The outcome at the settling event is a copy of the tracker ended there: the event
 # settled it, so the real end gives the same (the tracker itself takes later events).
 #
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any
 
@@ -67,12 +71,20 @@ class Translator:
     Args:
         source: The upstream's dialect, one of :data:`REFRAMER_DIALECTS`.
         target: The dialect to write, one of :data:`REFRAMER_DIALECTS`.
+        input_tokens: The prompt's tokens, when the gateway knows them before the
+            upstream says (it counted them, or asked the API's token counter): they go
+            into the target's opening frame where its format has one (Anthropic's
+            ``message_start``, which cost trackers read), and into the final usage
+            where the upstream's own figures leave them out.  The upstream's reported
+            figures always win.  None: only what the upstream reports.
 
     Raises:
-        ValueError: a dialect name not among them (``"auto"`` included).
+        ValueError: a dialect name not among them (``"auto"`` included), or
+            ``input_tokens`` below 0.
+        TypeError: ``input_tokens`` not an int.
     """
 
-    def __init__(self, source: str, target: str) -> None:
+    def __init__(self, source: str, target: str, *, input_tokens: int | None = None) -> None:
         for role, name in (("source", source), ("target", target)):
             if name not in DIALECTS:
                 raise ValueError(
@@ -80,9 +92,11 @@ class Translator:
                 )
         self.source = source
         self.target = target
+        self.input_tokens = _tokens(input_tokens)
         self._dialect = make_dialect(source)
         self._tracker = Tracker(self._dialect)
         self._writer: Writer = WRITERS[target]()
+        self._writer.input_tokens = self.input_tokens
         self._text = 0  # text fragments handed on
         self._reasoning = 0  # reasoning fragments handed on
         # Each call of the source's Parts, in order: [key, streamed text, started, ended].
@@ -185,6 +199,8 @@ class Translator:
         if outcome.outcome == "cut":
             return list(writer.flush())
         usage = outcome.usage if outcome.usage.provenance == "reported" else UNAVAILABLE
+        if usage.provenance == "reported" and usage.input_tokens is None:
+            usage = replace(usage, input_tokens=self.input_tokens)  # the known figure
         return list(writer.finish(self._kind(outcome), usage))
 
     def _kind(self, outcome: Outcome) -> str:
@@ -247,6 +263,16 @@ class Translator:
         writer = WRITERS[state["target"]]()
         vars(writer).update(state["_writer"])
         restore(self, {**state, "_writer": writer})
+
+
+def _tokens(count: int | None) -> int | None:
+    if count is None:
+        return None
+    if not isinstance(count, int) or isinstance(count, bool):
+        raise TypeError(f"Translator: input_tokens must be an int or None, not {count!r}")
+    if count < 0:
+        raise ValueError(f"Translator: input_tokens must be >= 0, not {count!r}")
+    return count
 
 
 def _arguments(final: str | None, streamed: str, value: Any) -> str:

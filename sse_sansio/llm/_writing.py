@@ -129,6 +129,9 @@ class Writer:
     STOPS: ClassVar[dict[str, str]] = {}
     #: Writing: neutral kind -> the API's word (the nearest where none is exact).
     WORDS: ClassVar[dict[str, str]] = {}
+    #: The prompt's tokens known before the stream (Translator's input_tokens), for an
+    #: opening frame that carries usage; None: unknown.
+    input_tokens: int | None = None
 
     def text(self, fragment: str) -> list[Event]:  # pragma: no cover - every writer has it
         raise NotImplementedError

@@ -642,3 +642,132 @@ def test_a_payload_that_breaks_the_source_rules_is_the_trackers_error() -> None:
         translator.end()
     with pytest.raises(TypeError):
         Translator("gemini", "anthropic").feed(NEED_DATA)  # type: ignore[arg-type]
+
+
+# -- usage that settles (issue 42, item 4) ----------------------------------------------
+
+
+def _anthropic(start_usage: dict[str, Any], *rest: dict[str, Any]) -> list[Any]:
+    def named(payload: dict[str, Any]) -> bytes:
+        return f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
+
+    delta = {"type": "text_delta", "text": "Hi"}
+    payloads: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {"id": "m", "usage": start_usage}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
+        {"type": "content_block_delta", "index": 0, "delta": delta},
+        *rest,
+    ]
+    return parse(b"".join(named(payload) for payload in payloads))
+
+
+FINISHED: tuple[dict[str, Any], ...] = (
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 7}},
+    {"type": "message_stop"},
+)
+FAILED: tuple[dict[str, Any], ...] = (
+    {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}},
+)
+
+
+def _through(translator: Translator, items: list[Any]) -> Tracker:
+    out: list[Any] = []
+    for item in items:
+        out += translator.feed(item)
+    out += translator.end()
+    return tracked(translator.target, parse(b"".join(serialize(item) for item in out)))
+
+
+def test_known_input_tokens_open_an_anthropic_stream() -> None:
+    chunk = Event(data=json.dumps(w_chunk("Hi")))
+    start = Translator("openai-chat", "anthropic", input_tokens=42).feed(chunk)[0]
+    assert isinstance(start, Event)
+    assert start.type == "message_start"
+    assert json.loads(start.data)["message"]["usage"] == {"input_tokens": 42}
+    unknown = Translator("openai-chat", "anthropic").feed(chunk)[0]
+    assert isinstance(unknown, Event)
+    assert json.loads(unknown.data)["message"]["usage"] == {}  # never a guessed 0
+
+
+def w_chunk(text: str) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+
+
+@pytest.mark.parametrize("target", NAMES)
+def test_the_upstreams_reported_figures_win_over_the_known_ones(target: str) -> None:
+    items = _anthropic({"input_tokens": 5}, *FINISHED)
+    usage = _through(Translator("anthropic", target, input_tokens=42), items).outcome.usage
+    assert (usage.input_tokens, usage.output_tokens, usage.provenance) == (5, 7, "reported")
+
+
+@pytest.mark.parametrize("target", NAMES)
+def test_known_input_tokens_fill_the_final_usage_the_upstream_left_them_out_of(
+    target: str,
+) -> None:
+    items = _anthropic({}, *FINISHED)  # the upstream counts only the output
+    usage = _through(Translator("anthropic", target, input_tokens=42), items).outcome.usage
+    assert (usage.input_tokens, usage.output_tokens, usage.provenance) == (42, 7, "reported")
+    bare = _through(Translator("anthropic", target), items).outcome.usage
+    assert (bare.input_tokens, bare.output_tokens, bare.provenance) == (None, 7, "reported")
+
+
+# Provenance on every ending, through a translation (docs/llm-translation.rst): the
+# finish carries the final figures ("reported"); a cut or a failure carries none, so
+# the target reads "unavailable", or "partial" where its opening frame carried the
+# known input tokens (Anthropic's message_start).
+USAGE_ENDINGS: dict[str, tuple[dict[str, Any], ...]] = {
+    "completed": FINISHED,
+    "cut": (),
+    "failed": FAILED,
+}
+
+
+@pytest.mark.parametrize("known", [None, 42])
+@pytest.mark.parametrize("ending", sorted(USAGE_ENDINGS))
+@pytest.mark.parametrize("target", NAMES)
+def test_provenance_on_every_ending_through_a_translation(
+    target: str, ending: str, known: int | None
+) -> None:
+    items = _anthropic({"input_tokens": 5}, *USAGE_ENDINGS[ending])
+    translator = Translator("anthropic", target, input_tokens=known)
+    outcome = _through(translator, items).outcome
+    assert outcome.outcome == ending
+    source = translator.outcome.usage
+    if ending == "completed":
+        assert (source.provenance, outcome.usage.provenance) == ("reported", "reported")
+        assert outcome.usage.input_tokens == 5
+    else:
+        assert source.provenance == "partial"  # message_start's figures, not the final ones
+        opened = target == "anthropic" and known is not None
+        assert outcome.usage.provenance == ("partial" if opened else "unavailable")
+        assert outcome.usage.input_tokens == (known if opened else None)
+
+
+@pytest.mark.parametrize(
+    ("value", "error"), [(-1, ValueError), (True, TypeError), (1.5, TypeError), ("7", TypeError)]
+)
+def test_input_tokens_are_checked(value: Any, error: type[Exception]) -> None:
+    with pytest.raises(error, match="input_tokens"):
+        Translator("anthropic", "openai-chat", input_tokens=value)
+
+
+def test_known_input_tokens_survive_a_pickle() -> None:
+    translator = Translator("openai-chat", "anthropic", input_tokens=42)
+    copy = pickle.loads(pickle.dumps(translator))
+    (start,) = copy.feed(Event(data=json.dumps(w_chunk("Hi"))))[:1]
+    assert isinstance(start, Event)
+    assert json.loads(start.data)["message"]["usage"] == {"input_tokens": 42}
+
+
+@pytest.mark.parametrize("target", NAMES)
+def test_a_finish_without_final_figures_carries_only_the_known_input(target: str) -> None:
+    finish = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    items = [Event(data=json.dumps(w_chunk("Hi"))), Event(data=json.dumps(finish))]
+    items.append(Event(data="[DONE]"))  # no usage chunk: include_usage was not asked
+    outcome = _through(Translator("openai-chat", target, input_tokens=42), items).outcome
+    assert outcome.outcome == "completed"
+    if target == "anthropic":
+        assert (outcome.usage.input_tokens, outcome.usage.provenance) == (42, "partial")
+    else:
+        assert outcome.usage.provenance == "unavailable"
