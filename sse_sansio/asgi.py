@@ -3,16 +3,17 @@
 :class:`EventStreamResponse` (one source) and :class:`HubResponse` (a
 :class:`~sse_sansio.Hub`'s subscriber) are plain ASGI applications, and Starlette
 ``Response`` objects where Starlette is installed: return them from a Starlette endpoint
-or a FastAPI path operation.  See :doc:`/serving`.  ``import sse_sansio`` does not import this module.
+or a FastAPI path operation.  See :doc:`/serving` and :doc:`/channels`.
+``import sse_sansio`` does not import this module.
 """
 
 from __future__ import annotations
 
 import sse_sansio as _sse_sansio
 from sse_sansio._public import publish as _publish
-from sse_sansio._serve._asgi import EventStreamResponse, HubResponse
+from sse_sansio._serve._asgi import EventStreamResponse, HubResponse, IncompleteResponseFilter
 
-__all__ = ["EventStreamResponse", "HubResponse"]
+__all__ = ["EventStreamResponse", "HubResponse", "IncompleteResponseFilter"]
 
 # Every class and function of __all__ is named by this face (sse_sansio/_public.py).
 _publish(globals(), __all__, __name__)

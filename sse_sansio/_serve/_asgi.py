@@ -25,7 +25,9 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
@@ -43,7 +45,12 @@ try:
 except ImportError:  # a plain ASGI app: its tests load this module with Starlette hidden
     _Base = object  # type: ignore[misc,assignment]
 
-__all__ = ["EventStreamResponse", "HubResponse"]
+__all__ = ["EventStreamResponse", "HubResponse", "IncompleteResponseFilter"]
+
+# Set in the request's context when a response ends without its proper end on purpose
+# (a cut passed on, a slow reader, a stop): the server logs its line in that context.
+_INCOMPLETE: ContextVar[bool] = ContextVar("sse_sansio_incomplete", default=False)
+_UVICORN_LINE = "ASGI callable returned without completing response."
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -87,6 +94,8 @@ class _Served(_Base):
             outcome = await start.pump.run(write, disconnected)
             if outcome == "ended":
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
+            else:  # left incomplete on purpose: the server's own line may be dropped
+                _INCOMPLETE.set(True)
         if self.background is not None:
             await self.background()
 
@@ -186,3 +195,22 @@ def cursor(scope: Scope, query_cursor: str | None) -> str | None:
         if name == query_cursor:
             return str(value)
     return None
+
+
+class IncompleteResponseFilter(logging.Filter):
+    """A logging filter for ``uvicorn.error`` that drops exactly uvicorn's line "ASGI
+    callable returned without completing response." for a response sse_sansio left
+    incomplete on purpose (a cut passed on, a slow reader, a stopped connection: which
+    sse_sansio logs itself, once, at WARNING), and keeps it for every other response.
+
+    ``logging.getLogger("uvicorn.error").addFilter(IncompleteResponseFilter())``.  It
+    recognises the response by a context variable that the adapter sets in the
+    request's task, so a middleware that runs the app in a task of its own (Starlette's
+    ``BaseHTTPMiddleware``) hides it, and the line is kept.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not _INCOMPLETE.get() or record.getMessage() != _UVICORN_LINE:
+            return True
+        _INCOMPLETE.set(False)
+        return False

@@ -268,6 +268,11 @@ class Pump:
         _RUNNING.add(self)
         try:
             outcome = await self._write_loop(write)
+            if outcome == "slow":
+                LOG.warning(
+                    "sse_sansio: a client fell more than max_buffer bytes behind while a "
+                    "write was pending; its response is cut (it may resume)"
+                )
         finally:
             _RUNNING.discard(self)
             watcher.cancel()

@@ -9,8 +9,9 @@ HubResponse under uvicorn in this process.
    opens ``/events?last_event_id=<the ID it kept>``; the events published while it was
    away arrive exactly once, then the hub closes and the response ends;
 3. the browser reconnects by itself to the same URL with the header, which wins over the
-   query; the hub is finished and nothing is left to replay, so HubResponse answers 204, which stops the EventSource for good, and
-   the page POSTs what it saw.  No fourth request comes, even after twice the retry.
+   query; the hub is finished and nothing is left to replay, so HubResponse answers 204,
+   which stops the EventSource for good, and the page POSTs what it saw.  No fourth
+   request comes, even after twice the retry.
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ import httpx
 import pytest
 from aiohttp import web
 
-from sse_sansio import Comment, Event, Hub, ReplayWindow
+from sse_sansio import Comment, Event, Hub, ReplayWindow, StreamCut
 from sse_sansio._serve import _pump
 from sse_sansio.aiohttp import serve, serve_hub
-from sse_sansio.asgi import EventStreamResponse, HubResponse
+from sse_sansio.asgi import EventStreamResponse, HubResponse, IncompleteResponseFilter
 from tests.serve.test_asgi import GUARD, Client
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -107,7 +107,9 @@ def test_a_finished_hub_answers_204_and_a_cut_one_too() -> None:
         assert client.completed()
 
 
-def test_a_subscriber_that_never_reads_is_dropped_and_cut() -> None:
+def test_a_subscriber_that_never_reads_is_dropped_and_cut(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     async def main() -> Client:
         hub = Hub(max_buffer=100, now=time.monotonic())
         client = Client()
@@ -122,8 +124,10 @@ def test_a_subscriber_that_never_reads_is_dropped_and_cut() -> None:
         assert hub.subscribers == ()
         return client
 
-    client = asyncio.run(main())
+    with caplog.at_level(logging.WARNING, logger="sse_sansio.serve"):
+        client = asyncio.run(main())
     assert not client.completed()
+    assert caplog.text.count("fell more than max_buffer bytes behind") == 1
 
 
 def test_a_disconnect_unsubscribes() -> None:
@@ -535,3 +539,51 @@ def test_held_frames_due_before_the_keepalive_wake_the_writer_in_time() -> None:
     client = asyncio.run(main())
     assert client.body() == b"data: a\n\ndata: b\n\n"
     assert client.completed()
+
+
+@pytest.mark.slow  # a live server
+def test_the_filter_drops_uvicorns_line_for_our_cuts_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import uvicorn
+
+    async def cut_source() -> AsyncIterator[Event]:
+        yield Event(data="1")
+        raise StreamCut("the upstream went away")
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["path"] == "/ours":
+            await EventStreamResponse(cut_source())(scope, receive, send)
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"x", "more_body": True})
+
+    async def main() -> None:
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="off", log_config=None)
+        server = uvicorn.Server(config)
+        task = asyncio.ensure_future(server.serve())
+        while not server.started:
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        try:
+            async with httpx.AsyncClient(timeout=GUARD) as http:
+                for path in ("/ours", "/theirs", "/ours"):
+                    with pytest.raises(httpx.RemoteProtocolError):
+                        await http.get(f"http://127.0.0.1:{port}{path}")
+        finally:
+            server.should_exit = True
+            await asyncio.wait_for(task, GUARD)
+
+    quiet = IncompleteResponseFilter()
+    logging.getLogger("uvicorn.error").addFilter(quiet)
+    try:
+        with caplog.at_level(logging.WARNING):
+            asyncio.run(main())
+    finally:
+        logging.getLogger("uvicorn.error").removeFilter(quiet)
+    lines = [r.getMessage() for r in caplog.records if r.name == "uvicorn.error"]
+    assert lines == ["ASGI callable returned without completing response."]  # theirs
+    ours = [r for r in caplog.records if r.name == "sse_sansio.serve"]
+    assert [r.levelname for r in ours] == ["WARNING", "WARNING"]  # one line per cut
