@@ -45,7 +45,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sse_sansio._clock import seconds
 from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Event
 
@@ -56,6 +55,7 @@ from ._replay_store import (
     ReplayStore,
     StoreSnapshot,
     parse_id,
+    wait_seconds,
 )
 
 __all__ = ["AsyncReplayWindow", "ReplayWindow", "Resume", "window_token"]
@@ -130,11 +130,33 @@ def _verdict(asked: tuple[str, int] | None, snapshot: StoreSnapshot) -> Verdict:
     return _verdict_on(asked[1], snapshot.first, snapshot.last)
 
 
+def _check_numbers(snapshot: StoreSnapshot, after: int, verdict: Verdict) -> None:
+    """Refuse what a store's read(after) returned unless its events are numbered after
+    ``after`` (from ``after + 1`` on for "continue"), one apart, oldest first, none past
+    ``last``: the contract's "kept numbers have no hole".  Numbers out of order or
+    repeated would send a client an event twice, or under another's ID, so a window
+    passes on nothing it cannot vouch for (issue 41, item 9: the stores shipped here keep
+    the contract, a store of one's own may not)."""
+    previous = after
+    for index, (number, _event) in enumerate(snapshot.events):
+        in_order = type(number) is int and previous < number <= snapshot.last
+        follows = index > 0 or verdict == "continue"
+        if not in_order or (follows and number != previous + 1):
+            raise LocalProtocolError(
+                f"the store's read({after}) returned event number {number!r} after "
+                f"{previous}: a store returns the kept events after the number asked for "
+                f"in order, one apart, up to its last ({snapshot.last}); see "
+                "docs/stores-contract.rst"
+            )
+        previous = number
+
+
 def _judge(asked: tuple[str, int] | None, snapshot: StoreSnapshot) -> Resume:
     """The answer to ``asked`` given what the store holds after it."""
     verdict = _verdict(asked, snapshot)
     events: tuple[Event, ...] = ()
     if asked is not None and verdict != "unknown":
+        _check_numbers(snapshot, asked[1], verdict)
         events = tuple(_with_id(event, asked[0], n) for n, event in snapshot.events)
     return Resume(verdict, events, snapshot.finished, snapshot.cut)
 
@@ -307,9 +329,10 @@ class AsyncReplayWindow:
 
         Raises:
             TypeError: ``wait`` is not a number.
-            ValueError: ``wait`` is negative, NaN or infinite (checked before any read).
+            ValueError: ``wait`` is negative, NaN, infinite or above a day
+                (``MAX_WAIT``, 86,400 seconds), checked before any read.
         """
-        wait = seconds("wait", wait)
+        wait = wait_seconds("wait", wait)
         asked = parse_id(last_event_id)
         after = _after(asked, self._token)
         snapshot = await self._store.read(after)

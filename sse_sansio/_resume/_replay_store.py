@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Protocol
 
+from sse_sansio._clock import seconds
 from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Event, new_event
 from sse_sansio._serializer import serialize
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     import asyncio
 
 __all__ = [
+    "MAX_WAIT",
     "AsyncMemoryStore",
     "AsyncReplayStore",
     "MemoryStore",
@@ -56,6 +58,7 @@ __all__ = [
     "ReplayStore",
     "StoreSnapshot",
     "parse_id",
+    "wait_seconds",
 ]
 
 # 96 random bits: an ID cannot be guessed into another stream, and stays short.
@@ -85,6 +88,27 @@ def parse_id(last_event_id: str) -> tuple[str, int] | None:
     if match is None or int(match[2]) > _MAX_NUMBER:
         return None
     return match[1], int(match[2])
+
+
+# The longest wait a resume or a store's read takes (issue 41, item 9): a day, longer
+# than any proxy or load balancer keeps an idle response open.  A wait is a finite
+# number of seconds from 0 to this; beyond it (1e308, say) the stores' conversions fail
+# (Redis ``XREAD BLOCK`` takes milliseconds: 1e308 s overflows to an infinity) or the
+# wait never ends, so it is a ValueError before anything is read.  Wait again for more.
+MAX_WAIT = 86_400.0
+
+
+def wait_seconds(name: str, value: float | None) -> float | None:
+    """Check a wait: None (no wait) or a finite number of seconds, 0 to MAX_WAIT.
+
+    Raises:
+        TypeError: not a number (a bool, a str).
+        ValueError: NaN, an infinity, negative, or above MAX_WAIT.
+    """
+    wait = seconds(name, value)
+    if wait is not None and wait > MAX_WAIT:
+        raise ValueError(f"{name} must be at most {MAX_WAIT:,.0f} seconds (a day), not {value!r}")
+    return wait
 
 
 @dataclass(frozen=True)
@@ -267,6 +291,7 @@ class AsyncMemoryStore:
         return appended
 
     async def read(self, after: int | None, *, wait: float | None = None) -> StoreSnapshot:
+        wait = wait_seconds("wait", wait)
         snapshot = self._store.read(after)
         if wait is None or after is None or snapshot.events or snapshot.finished:
             return snapshot

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from sse_sansio._errors import StreamCut
 from sse_sansio._events import Event
 from sse_sansio._pickling import refuse
-from sse_sansio._resume._replay_store import StoreSnapshot, new_token
+from sse_sansio._resume._replay_store import StoreSnapshot, new_token, wait_seconds
 
 if TYPE_CHECKING:
     import redis
@@ -316,6 +316,9 @@ class AsyncRedisStreamStore:
         return self._layout.appended(await self._script(keys=keys, args=args), token)
 
     async def read(self, after: int | None, *, wait: float | None = None) -> StoreSnapshot:
+        """As :meth:`~sse_sansio.AsyncReplayStore.read`; ``wait`` is checked as
+        :meth:`~sse_sansio.AsyncReplayWindow.resume` checks it (ValueError past a day)."""
+        wait = wait_seconds("wait", wait)
         if wait is not None and after is not None:
             # Returns as soon as an entry after 0-<after> exists (at once if one does);
             # BLOCK 0 would wait forever, so at least 1 ms.
@@ -341,6 +344,7 @@ class AsyncRedisStreamStore:
         cancel the task, or stop iterating, to stop.
 
         Raises:
+            ValueError: ``block`` is not a number of seconds above 0 and at most a day.
             StreamCut: the stream it follows is gone: its token changed (a Redis
                 restarted without persistence, a failover to a replica that never had
                 the stream, the keys deleted and made again) or its newest number went
@@ -349,9 +353,12 @@ class AsyncRedisStreamStore:
                 new :class:`~sse_sansio.stores.MirrorStore` (or the same one, which
                 resets on the new token), and cut the live subscribers, who resume.
         """
+        checked = wait_seconds("block", block)
+        if checked is None or checked == 0:
+            raise ValueError(f"block must be a number of seconds above 0, not {block!r}")
         token = (await self.read(None)).token
         number = after
-        block_ms = max(1, round(block * 1000))
+        block_ms = max(1, round(checked * 1000))
         while True:
             # One round trip, on one connection, so on one server: the entries, then
             # the token and the newest entry as that same server holds them after

@@ -1,6 +1,8 @@
 """Issue 34, items 5 and 6: an ID routed to the window that issued it (``window_token``,
 ``ReplayWindow.token``), an unknown or foreign ID judged without reading the window, and
-``AsyncReplayWindow`` over the in-memory store, whose waiting followers wake on append.
+``AsyncReplayWindow`` over the in-memory store, whose waiting followers wake on append;
+issue 41, item 9: a store whose read() returns numbers out of order, repeated or with a
+hole is refused with a clear error, in both windows.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from sse_sansio import (
     AsyncMemoryStore,
     AsyncReplayWindow,
     Event,
+    LocalProtocolError,
     MemoryStore,
     ReplayWindow,
     Resume,
@@ -238,3 +241,76 @@ def test_the_async_memory_store_pickles_without_its_waiters() -> None:
     copy = pickle.loads(pickle.dumps(store))
     assert copy.memory.read(0) == store.memory.read(0)
     assert copy._waiters == []
+
+
+# ---- issue 41, item 9: a store whose read() breaks the numbering is refused --------------
+
+
+class MisnumberingStore(CountingStore):
+    """A store of one's own whose read() returns the numbers it was told to."""
+
+    def __init__(self, numbers: list[int], first: int = 1) -> None:
+        super().__init__()
+        self.numbers = numbers
+        self.first = first
+
+    def read(self, after: int | None) -> StoreSnapshot:
+        kept = self.memory.read(after)
+        events = tuple((n, Event(data=f"#{n}")) for n in self.numbers)
+        return StoreSnapshot(kept.token, self.first, kept.last, events if after is not None else ())
+
+
+@pytest.mark.parametrize(
+    ("numbers", "first", "message"),
+    [
+        ([3, 2], 3, "number 2 after 3"),  # out of order (in a gap)
+        ([2, 2, 3], 1, "number 2 after 2"),  # repeated
+        ([1, 2, 3], 1, "number 1 after 1"),  # the event asked after, again
+        ([2, 4], 1, "number 4 after 2"),  # a hole
+        ([3, 4], 1, "number 3 after 1"),  # "continue" that skips 2
+        ([2, 3, 4, 5], 1, "number 5 after 4"),  # past the last number issued
+    ],
+)
+def test_a_store_returning_ids_out_of_order_or_repeated_is_refused(
+    numbers: list[int], first: int, message: str
+) -> None:
+    store = MisnumberingStore(numbers, first)
+    window = ReplayWindow(store=store)
+    sent = [window.append(Event(data=str(n))) for n in range(4)]
+    with pytest.raises(
+        LocalProtocolError, match=f"the store's read\\(1\\) returned event {message}"
+    ):
+        window.resume(sent[0].id)
+
+    async def main() -> None:
+        async_window = AsyncReplayWindow(AsyncOver(store))  # the same reads, awaited
+        with pytest.raises(LocalProtocolError, match=message):
+            await async_window.resume(sent[0].id)
+
+    asyncio.run(main())
+
+
+class AsyncOver:
+    """A plain store behind the async protocol."""
+
+    def __init__(self, store: MisnumberingStore) -> None:
+        self.store = store
+
+    async def append(self, event: Event) -> tuple[str, int]:
+        return self.store.append(event)
+
+    async def read(self, after: int | None, *, wait: float | None = None) -> StoreSnapshot:
+        return self.store.read(after)
+
+    async def finish(self, *, cut: bool = False) -> None:
+        self.store.finish(cut=cut)
+
+
+def test_a_store_may_skip_to_its_first_kept_event_in_a_gap() -> None:
+    # A gap: the events kept start past the number asked for; that is no misnumbering.
+    store = MisnumberingStore([3, 4], first=3)
+    window = ReplayWindow(store=store)
+    sent = [window.append(Event(data=str(n))) for n in range(4)]
+    resume = window.resume(sent[0].id)
+    assert resume.verdict == "gap"
+    assert [e.id for e in resume.events] == [sent[2].id, sent[3].id]
