@@ -658,10 +658,11 @@ def _timestamp(raw: str) -> float:
 
 def _producer(headers: Mapping[str, str]) -> tuple[str, int, int] | None:
     """Section 5.2.1: all three producer headers or none; integers up to 2^53 - 1."""
-    given = [headers.get(name) for name in ("producer-id", "producer-epoch", "producer-seq")]
-    if all(value is None for value in given):
+    pid = headers.get("producer-id")
+    epoch = headers.get("producer-epoch")
+    seq = headers.get("producer-seq")
+    if pid is None and epoch is None and seq is None:
         return None
-    pid, epoch, seq = given
     if pid is None or epoch is None or seq is None:
         raise _Bad(400, "Producer-Id, Producer-Epoch and Producer-Seq go together")
     if not pid:

@@ -29,7 +29,7 @@ import itertools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 __all__ = [
     "AppendOutcome",
@@ -98,13 +98,13 @@ class StreamMeta:
     producers: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class AppendPlan:
+class AppendPlan(NamedTuple):
     """What one POST asks a store to do, checked and written as one step.
 
     ``units`` are empty for a close-only request; ``content_type`` is the request's
     media type (None when it sent a body-less close); ``producer`` is
-    ``(id, epoch, seq)`` when the idempotent-producer headers came.
+    ``(id, epoch, seq)`` when the idempotent-producer headers came.  (A named tuple:
+    one is made per append, and a tuple is the cheapest value to make.)
     """
 
     units: Sequence[bytes]
@@ -131,8 +131,7 @@ Verdict = Literal[
 ]
 
 
-@dataclass(frozen=True)
-class AppendOutcome:
+class AppendOutcome(NamedTuple):
     """A store's answer to an :class:`AppendPlan`.
 
     ``tail`` and ``closed`` are the stream's state after the step; ``epoch`` and
@@ -355,7 +354,8 @@ class MemoryStore:
         if stream.meta.json:
             stream.units.extend(units)
             stream.ends.append(at + len(units))
-        else:
-            for unit in units:
-                stream.data += unit
-            stream.ends.append(at + sum(len(unit) for unit in units))
+            return
+        data = stream.data
+        for unit in units:
+            data += unit
+        stream.ends.append(len(data) + stream.meta.fork_position)

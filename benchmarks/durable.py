@@ -1,0 +1,257 @@
+"""sse_sansio.durable against its floors and against the Node reference server (issue 44,
+item 8): ratios in one run.
+
+Run ``python benchmarks/durable.py`` (``--messages N``, ``--rounds N``, ``--quick``,
+``--no-servers``).
+
+- **append**: ``DurableStreams.handle()`` of a ``POST`` of a 1 KiB body onto the memory
+  store, a whole request's decision (headers read, checks, the write, the response's
+  headers), against its floor: ``bytearray += body`` and a dict update (where the
+  bytes and the tail would go).  Target: at most 3x.
+- **read**: ``handle()`` of a catch-up ``GET`` of a 1 MiB stream from ``-1`` against its
+  floor: slicing the same bytes out of a ``bytearray``.  Target: at most 2x.
+- **redis vs node** (with ``redis-server`` and the conformance judge's npm cache, see
+  tests/durable/test_durable_conformance.py): appends per second of wall time, 1 KiB
+  each, through one ``httpx.Client`` (keep-alive), against the example server on Redis
+  and against the Node reference server (``@durable-streams/server``, in memory), one
+  writer and then four threads; ratio ours / theirs.  Target: at least 0.8x.
+
+Timing: CPU time of this thread (``time.thread_time()``) for the in-process pairs, wall
+time for the servers; the cases interleaved round-robin with the order rotating; the
+median of the rounds per case; a ratio is two medians of the same run.  Each pair is
+first checked to produce the same bytes.  On a shared machine expect 10-20 % noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+from sse_sansio.durable import DurableStreams, Request, Response  # noqa: E402
+
+Case = Callable[[], object]
+NOW = 1_800_000_000.0
+PATH = "/v1/stream/bench"
+TEXT = [("content-type", "text/plain")]
+
+
+def timed(cases: dict[str, Case], rounds: int, clock: Callable[[], float]) -> dict[str, float]:
+    """The median time of each case over ``rounds`` rounds, the order rotating."""
+    names = list(cases)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for round_ in range(rounds):
+        order = names[round_ % len(names) :] + names[: round_ % len(names)]
+        for name in order:
+            gc.collect()
+            start = clock()
+            cases[name]()
+            samples[name].append(clock() - start)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def append_cases(messages: int, size: int = 1024) -> dict[str, Case]:
+    body = bytes(range(256)) * (size // 256)
+
+    def path() -> DurableStreams:
+        ds = DurableStreams(max_read_bytes=messages * len(body))
+        ds.handle(Request("PUT", PATH, TEXT), NOW)
+        handle = ds.handle
+        for _ in range(messages):
+            handle(Request("POST", PATH, TEXT, "", body), NOW)
+        return ds
+
+    def floor() -> bytearray:
+        data = bytearray()
+        tails: dict[str, int] = {}
+        for _ in range(messages):
+            data += body
+            tails[PATH] = len(data)
+        return data
+
+    read = path().handle(Request("GET", PATH), NOW)
+    assert isinstance(read, Response)
+    assert read.body == floor(), "the append path and its floor wrote different bytes"
+    return {"append: core": path, "append: floor": floor}
+
+
+def read_cases(size: int, repeat: int) -> dict[str, Case]:
+    body = bytes(range(256)) * (size // 256)
+    ds = DurableStreams(max_read_bytes=size)
+    ds.handle(Request("PUT", PATH, TEXT, "", body), NOW)
+    data = bytearray(body)
+    get = Request("GET", PATH, (), "offset=-1")
+
+    def path() -> bytes:
+        answer = b""
+        for _ in range(repeat):
+            response = ds.handle(get, NOW)
+            assert isinstance(response, Response)
+            answer = response.body
+        return answer
+
+    def floor() -> bytes:
+        answer = b""
+        for _ in range(repeat):
+            answer = bytes(data[0:size])
+        return answer
+
+    assert path() == floor() == body, "the read path and its floor read different bytes"
+    return {"read: core": path, "read: floor": floor}
+
+
+# ---- the servers ---------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait(url: str, process: subprocess.Popen[bytes]) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 30
+    while True:
+        if process.poll() is not None:
+            raise SystemExit(f"the server for {url} exited at start")
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"nothing answers at {url}") from None
+            time.sleep(0.05)
+
+
+@contextmanager
+def _process(command: list[str], url: str, **kwargs: object) -> Iterator[str]:
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, **kwargs)  # type: ignore[call-overload]
+    try:
+        _wait(url, process)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _npm_cache() -> Path | None:
+    from tests.durable.test_durable_conformance import _cache
+
+    folder = _cache()
+    return folder if (folder / "reference.mjs").is_file() else None
+
+
+def appends_per_second(base: str, count: int, threads: int) -> float:
+    """Appends of 1 KiB per second of wall time, ``threads`` writers on one stream each."""
+    import httpx
+
+    body = bytes(range(256)) * 4
+    url = f"{base}/v1/stream/bench-{os.getpid()}-{time.monotonic_ns()}"
+
+    def writer(index: int) -> None:
+        with httpx.Client() as client:
+            target = f"{url}-{index}"
+            client.put(target, headers={"Content-Type": "text/plain"}).raise_for_status()
+            for _ in range(count):
+                client.post(target, headers={"Content-Type": "text/plain"}, content=body)
+
+    workers = [threading.Thread(target=writer, args=(i,)) for i in range(threads)]
+    start = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return count * threads / (time.perf_counter() - start)
+
+
+def server_rows(count: int, rounds: int) -> list[tuple[str, float, float]]:
+    redis_binary, node = shutil.which("redis-server"), shutil.which("node")
+    cache = _npm_cache()
+    if redis_binary is None or node is None or cache is None:
+        print("(servers: needs redis-server, node and the conformance judge's npm cache)")
+        return []
+    redis_port, ours_port, node_port = _free_port(), _free_port(), _free_port()
+    redis_cmd = [redis_binary, "--port", str(redis_port), "--bind", "127.0.0.1"]
+    redis_cmd += ["--save", "", "--appendonly", "no"]
+    redis = subprocess.Popen(redis_cmd, stdout=subprocess.DEVNULL)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env["DURABLE_REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
+    ours_cmd = [sys.executable, "-m", "uvicorn", "--app-dir", str(ROOT / "examples")]
+    ours_cmd += ["durable_streams_server:app", "--port", str(ours_port), "--log-level", "warning"]
+    node_env = {**os.environ, "PORT": str(node_port)}
+    rows = []
+    try:
+        time.sleep(0.3)
+        with (
+            _process(ours_cmd, f"http://127.0.0.1:{ours_port}", env=env) as ours,
+            _process(
+                [node, "reference.mjs"], f"http://127.0.0.1:{node_port}", cwd=cache, env=node_env
+            ) as theirs,
+        ):
+            for threads in (1, 4):
+                samples: dict[str, list[float]] = {"ours": [], "node": []}
+                for round_ in range(rounds):
+                    order = [("ours", ours), ("node", theirs)][:: 1 if round_ % 2 else -1]
+                    for name, base in order:
+                        samples[name].append(appends_per_second(base, count, threads))
+                rows.append(
+                    (
+                        f"{threads} writer(s)",
+                        statistics.median(samples["ours"]),
+                        statistics.median(samples["node"]),
+                    )
+                )
+    finally:
+        redis.terminate()
+        redis.wait(timeout=10)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="sse_sansio.durable against its floors")
+    parser.add_argument("--messages", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--quick", action="store_true", help="few messages, few rounds")
+    parser.add_argument("--no-servers", action="store_true", help="in-process pairs only")
+    options = parser.parse_args(argv)
+    messages, rounds = (50, 1) if options.quick else (options.messages, options.rounds)
+    print(f"{'pair':<8} {'path':>12} {'floor':>12} {'ratio':>7}  target")
+    append = timed(append_cases(messages), rounds, time.thread_time)
+    _row("append", append["append: core"] / messages, append["append: floor"] / messages, "<= 3x")
+    repeat = 2 if options.quick else 20
+    read = timed(read_cases(1 << 20, repeat), rounds, time.thread_time)
+    _row("read", read["read: core"] / repeat, read["read: floor"] / repeat, "<= 2x")
+    if not options.no_servers:
+        count = 50 if options.quick else 1000
+        for label, ours, theirs in server_rows(count, 1 if options.quick else 3):
+            print(
+                f"redis vs node, {label}: ours {ours:,.0f}/s, node {theirs:,.0f}/s, "
+                f"ratio {ours / theirs:.2f}x (target >= 0.8x)"
+            )
+    return 0
+
+
+def _row(name: str, path: float, floor: float, target: str) -> None:
+    print(f"{name:<8} {path * 1e6:>10.2f}us {floor * 1e6:>10.2f}us {path / floor:>6.2f}x  {target}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
