@@ -10,7 +10,10 @@ fell out of the window, or is not this answer's, gets a ``reset`` event and the 
 the response.  Redis failing in the middle of a response (a restart, a lost
 connection) ends that response as a cut, a reset connection, never as a clean end of a
 body that is not complete: the client reconnects with its ``Last-Event-ID`` and
-resumes, and the server logs one line.  ``read_answer()`` is the client: a
+resumes, and the server logs one line.  While nothing is sent (no new word yet, or
+Redis not answering: paused, failing over, redis-py retrying), the response gets a
+keepalive comment every ``--keepalive`` seconds, so that neither the client nor a proxy
+between them takes a silent connection for a dead one.  ``read_answer()`` is the client: a
 ``ReconnectPlanner`` that tries the ports in turn, as a load balancer would.  Plain
 asyncio and redis-py (``sse_sansio[redis]``).
 
@@ -36,12 +39,14 @@ import struct
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import TypeVar
 
 import redis
 import redis.asyncio
 
 from sse_sansio import (
     AsyncReplayWindow,
+    Comment,
     Event,
     ProtocolError,
     Reconnect,
@@ -61,6 +66,10 @@ SESSION = re.compile(r"/answers/([A-Za-z0-9_-]{1,64})")
 HEAD_LIMIT = 16 * 1024  # bytes of request head a server reads at most
 TIMEOUT = 10.0  # seconds of silence after which the client gives up on an attempt
 TEXT = "Resumable streams keep every word exactly once."  # what --produce writes
+KEEPALIVE = 15.0  # seconds of silence before a keepalive comment (--keepalive)
+PING = serialize(Comment(text="keepalive"))
+
+T = TypeVar("T")
 
 
 def answer_events(text: str) -> list[Event]:
@@ -75,32 +84,72 @@ def producer(client: redis.Redis, session: str, max_events: int = MAX_EVENTS) ->
     return ReplayWindow(store=store)
 
 
+class Body:
+    """A response's body: each write, and a keepalive comment after ``keepalive``
+    seconds without one, also while a Redis call has not returned."""
+
+    def __init__(self, send: Callable[[bytes], Awaitable[None]], keepalive: float) -> None:
+        self._send = send
+        self._keepalive = keepalive
+        self._loop = asyncio.get_running_loop()
+        self._last = self._loop.time()  # when something was last sent
+
+    async def send(self, data: bytes) -> None:
+        await self._send(data)
+        self._last = self._loop.time()
+
+    async def meanwhile(self, call: Awaitable[T]) -> T:
+        """The result of ``call`` (a Redis call), with keepalives sent while it runs.
+
+        Redis paused or failing over answers nothing for as long as redis-py retries
+        (its socket timeout, 5 s, times its retries): without them the client, and
+        any proxy, would see a silent connection and drop it.
+        """
+        task = asyncio.ensure_future(call)
+        try:
+            while True:
+                silence = self._last + self._keepalive - self._loop.time()
+                done, _ = await asyncio.wait((task,), timeout=max(0.0, silence))
+                if done:
+                    return task.result()
+                await self.send(PING)
+        finally:
+            task.cancel()  # the client went away (a send raised): stop waiting on Redis
+
+
 async def stream_answer(
-    window: AsyncReplayWindow, last_event_id: str, send: Callable[[bytes], Awaitable[None]]
+    window: AsyncReplayWindow,
+    last_event_id: str,
+    send: Callable[[bytes], Awaitable[None]],
+    keepalive: float = KEEPALIVE,
 ) -> None:
     """The body of one response: resume after ``last_event_id`` and follow the answer."""
+    body = Body(send, keepalive)
     if not last_event_id:
         # A fresh client: prime it with the start of the answer, then replay from there.
-        primer = await window.priming(RETRY, from_start=True)
-        await send(serialize(primer))
+        primer = await body.meanwhile(window.priming(RETRY, from_start=True))
+        await body.send(serialize(primer))
         last_event_id = primer.id
     while True:
-        resume = await window.resume(last_event_id, wait=WAIT)
+        resume = await body.meanwhile(window.resume(last_event_id, wait=WAIT))
         if resume.verdict != "continue":
             # "gap": events after the client's ID are gone; "unknown": not this answer's
             # ID.  Either way its copy cannot be completed: tell it to start over.
             reset = Event(type="reset", data=json.dumps({"verdict": resume.verdict}))
-            await send(serialize(reset))
+            await body.send(serialize(reset))
             return
         for event in resume.events:
-            await send(serialize(event))
+            await body.send(serialize(event))
             last_event_id = event.id
             if event.type == "done":
                 return
 
 
 async def handle(
-    client: redis.asyncio.Redis, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    client: redis.asyncio.Redis,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    keepalive: float = KEEPALIVE,
 ) -> None:
     """One HTTP/1.1 request: ``GET /answers/<session>``, answered close-delimited."""
     try:
@@ -123,7 +172,8 @@ async def handle(
             writer.write(data)
             await writer.drain()  # raises once the client has gone
 
-        await stream_answer(AsyncReplayWindow(store), fields.get("last-event-id", ""), send)
+        last_event_id = fields.get("last-event-id", "")
+        await stream_answer(AsyncReplayWindow(store), last_event_id, send, keepalive)
     except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
         pass  # the client went away
     except redis.RedisError as exc:
@@ -139,11 +189,11 @@ async def handle(
             await writer.wait_closed()
 
 
-async def serve(port: int, redis_port: int) -> None:
+async def serve(port: int, redis_port: int, keepalive: float = KEEPALIVE) -> None:
     """Serve on 127.0.0.1:``port`` (0: any free port) until killed; print the port."""
     client = redis.asyncio.Redis(host="127.0.0.1", port=redis_port)
     server = await asyncio.start_server(
-        lambda r, w: handle(client, r, w), "127.0.0.1", port, limit=HEAD_LIMIT
+        lambda r, w: handle(client, r, w, keepalive), "127.0.0.1", port, limit=HEAD_LIMIT
     )
     print(f"listening on 127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
     async with server:
@@ -224,6 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=0.2, help="between words")
     parser.add_argument("--client", metavar="SESSION", help="read an answer and print it")
     parser.add_argument("--ports", type=int, nargs="+", default=[8001, 8002])
+    parser.add_argument(
+        "--keepalive", type=float, default=KEEPALIVE, help="seconds of silence before a comment"
+    )
     args = parser.parse_args(argv)
     if args.produce:
         with redis.Redis(host="127.0.0.1", port=args.redis_port) as client:
@@ -237,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         print("".join(json.loads(e.data).get("text", "") + " " for e in events).strip(), end)
         return 0
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.port, args.redis_port))
+        asyncio.run(serve(args.port, args.redis_port, args.keepalive))
     return 0
 
 

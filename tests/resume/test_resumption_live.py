@@ -7,11 +7,14 @@ event arrives exactly once, in order.  A client whose ID fell out of the window,
 belongs to another answer, gets the ``reset`` event.  Loopback only; every wait is
 bounded (the servers' Redis waits, the client's socket timeout, the planner's
 max_attempts).  Redis: see tests/helpers/redis_server.py (a real redis-server in CI).
+While Redis does not answer, a response still gets its keepalive comments (issue 41,
+item 9).
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -37,10 +40,10 @@ def redis_server() -> Iterator[RedisServer]:
 class ServerProcess:
     """``python examples/resumable_server.py`` on a free port, until killed."""
 
-    def __init__(self, redis_port: int) -> None:
+    def __init__(self, redis_port: int, *options: str) -> None:
         script = str(EXAMPLES / "resumable_server.py")
         self.process = subprocess.Popen(
-            [sys.executable, script, "--port", "0", "--redis-port", str(redis_port)],
+            [sys.executable, script, "--port", "0", "--redis-port", str(redis_port), *options],
             stdout=subprocess.PIPE,
             env=subprocess_env(),
             text=True,
@@ -167,3 +170,24 @@ def test_the_command_line_produces_and_reads_an_answer(
     assert len(ids) == len(example.answer_events(example.TEXT))
     assert example.main(["--client", "cli", "--ports", str(second.port)]) == 0
     assert capsys.readouterr().out == f"{example.TEXT} done\n"
+
+
+def test_keepalives_flow_while_redis_does_not_answer() -> None:
+    # A "Redis" that never answers: a listening socket nobody accepts on (the kernel
+    # completes the handshake, redis-py sends its commands, no reply ever comes), as a
+    # paused or failing-over Redis looks to redis-py while it waits and retries.
+    with socket.create_server(("127.0.0.1", 0), backlog=16) as silent:
+        server = ServerProcess(silent.getsockname()[1], "--keepalive", "0.2")
+        try:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as sock:
+                sock.sendall(b"GET /answers/paused HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                received = b""
+                while received.count(b": keepalive\n") < 3:
+                    chunk = sock.recv(4096)  # before: nothing came, and this timed out
+                    assert chunk, received
+                    received += chunk
+        finally:
+            server.kill()
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 OK")
+    assert set(body.split(b"\n")) == {b": keepalive", b""}  # no event: Redis never answered
