@@ -9,14 +9,15 @@ with OpenAI's own error event; the client gets a keepalive after ``KEEPALIVE_S``
 seconds of silence.  An upstream cut (a reset, a body ended inside an event or before
 ``data: [DONE]``) reaches the client as a cut: its body ends without its last chunk.
 Any other answer (a JSON 429, an HTML 502) passes through with its status, content
-type and body.  One line per request on stderr says ``outcome=`` and ``usage=``.
+type and body; ``Relay.open`` sends the request, so the first-byte clock covers the
+wait for the response head too (no head in time: a 502).  One line per request on
+stderr says ``outcome=`` and ``usage=``.
 
 Run it under any ASGI server, with ``UPSTREAM_URL`` in the environment::
 
     python -m uvicorn --app-dir examples fastapi_gateway:app --port 8000
 """
 
-import asyncio
 import os
 import sys
 import time
@@ -55,9 +56,12 @@ async def chat_completions(request: Request) -> Response:
     headers = {name: value for name, value in request.headers.items() if name in PASSED_ON}
     http = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=s))
     asked = http.build_request("POST", UPSTREAM_URL, content=await request.body(), headers=headers)
-    try:  # the wait for the upstream's head runs on the first-byte clock too
-        upstream = await asyncio.wait_for(http.send(asked, stream=True), s)
-    except (OSError, httpx.HTTPError, asyncio.TimeoutError) as exc:
+    try:  # the relay waits for the upstream's head on the watchdog's first-byte clock
+        sent, decoded = http.send(asked, stream=True), lambda up: up.aiter_bytes()
+        upstream, relay = await Relay.open(sent, decoded, dialect="openai-chat", watchdog=watchdog)
+        if upstream is None:  # no head before the first-byte clock ran out
+            raise TimeoutError("the upstream sent no response head in time")
+    except (OSError, httpx.HTTPError) as exc:  # (TimeoutError is an OSError)
         await http.aclose()
         log(502, "failed")
         return JSONResponse({"error": {"message": repr(exc), "type": "upstream_error"}}, 502)
@@ -67,7 +71,6 @@ async def chat_completions(request: Request) -> Response:
         await http.aclose()
         log(status, "failed" if upstream.is_error else "completed")
         return Response(body, status, media_type=kind or None)
-    relay = Relay(upstream.aiter_bytes(), dialect="openai-chat", watchdog=watchdog)
     response = EventStreamResponse(relay, keepalive=KEEPALIVE_S, status_code=status)
     response.background = BackgroundTask(finish, relay, http, status)
     return response

@@ -25,12 +25,11 @@ subject).  Run it under any ASGI server::
         python -m uvicorn --app-dir examples llm_guard_gateway:app --port 8000
 """
 
-import asyncio
 import json
 import os
 import sys
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 
 import httpx
@@ -72,6 +71,12 @@ async def measured(relay: Relay, stats: llm.StreamStats) -> AsyncGenerator[Event
             yield item
 
 
+def counted_body(stats: llm.StreamStats) -> Callable[[httpx.Response], AsyncIterator[bytes]]:
+    """What Relay.open reads of the response: its body decoded (aiter_bytes(): a gzip
+    upstream's too, as the relay must parse it), each chunk counted."""
+    return lambda upstream: counted(upstream.aiter_bytes(), stats)
+
+
 class Guard:
     """One request's blocklist check, as HoldBack.pipe() calls it: each piece of text
     before any of it is sent, with the tail of the text before it (a blocked word may
@@ -108,9 +113,14 @@ async def chat_completions(request: Request) -> Response:
     headers = {name: value for name, value in request.headers.items() if name in PASSED_ON}
     http = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=s))
     asked = http.build_request("POST", UPSTREAM_URL, content=await request.body(), headers=headers)
-    try:
-        upstream = await asyncio.wait_for(http.send(asked, stream=True), s)
-    except (OSError, httpx.HTTPError, asyncio.TimeoutError) as exc:
+    try:  # the relay waits for the upstream's head on the watchdog's first-byte clock
+        sent, decoded = http.send(asked, stream=True), counted_body(stats)
+        upstream, relay = await Relay.open(
+            sent, decoded, dialect=UPSTREAM_DIALECT, watchdog=watchdog
+        )
+        if upstream is None:  # no head before the first-byte clock ran out
+            raise TimeoutError("the upstream sent no response head in time")
+    except (OSError, httpx.HTTPError) as exc:  # (TimeoutError is an OSError)
         await http.aclose()
         return JSONResponse({"error": {"message": repr(exc), "type": "upstream_error"}}, 502)
     kind = upstream.headers.get("content-type", "")
@@ -118,10 +128,6 @@ async def chat_completions(request: Request) -> Response:
         body = await upstream.aread()
         await http.aclose()
         return Response(body, upstream.status_code, media_type=kind or None)
-    # aiter_bytes(): the body decoded (a gzip upstream), as the relay must parse it.
-    relay = Relay(
-        counted(upstream.aiter_bytes(), stats), dialect=UPSTREAM_DIALECT, watchdog=watchdog
-    )
     translator = llm.Translator(UPSTREAM_DIALECT, CLIENT_DIALECT)
     hold = llm.HoldBack(CLIENT_DIALECT, chars=HOLD_CHARS, now=time.monotonic())
     guard = Guard()

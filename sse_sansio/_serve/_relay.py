@@ -29,6 +29,9 @@
 #   read it now), the dialect's own error event is yielded and the generator returns;
 #   without a dialect that has one (none given, or "auto" before it knew the API) no
 #   client would understand an error event, so the verdict is passed on as a cut.
+#   Relay.open() runs the upstream request itself, so the first-byte clock covers the
+#   wait for the response head too (issue 42, item 3): a head that does not come in
+#   time is that verdict, given before the iteration starts.
 # ``outcome`` (with a dialect) and ``verdict`` (with a watchdog) are set once the
 # generator is done, however it ended, the consumer leaving early included.
 #
@@ -45,8 +48,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
-from typing import TYPE_CHECKING, NoReturn
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 from sse_sansio._errors import LocalProtocolError, RemoteProtocolError, StreamCut
 from sse_sansio._events import AnyItem, Comment, EndOfStream, Event
@@ -63,6 +66,10 @@ if TYPE_CHECKING:
 __all__ = ["Relay"]
 
 Relayed = Event | Comment
+Head = TypeVar("Head")
+# The body of a relay made by open() before its head came; never iterated (if the head
+# never comes, the iteration gives up before reading).
+_NO_BODY = cast("AsyncIterable[bytes]", ())
 
 # What each verdict says of the upstream, for the error event the client gets.
 _GIVE_UP = {
@@ -153,6 +160,54 @@ class Relay:
         self._progress = llm.Progress(dialect)
         self._reframer = llm.Reframer(dialect) if reframe else None
 
+    @classmethod
+    async def open(
+        cls,
+        send: Awaitable[Head],
+        body: Callable[[Head], AsyncIterable[bytes]],
+        *,
+        dialect: str | None = None,
+        watchdog: Watchdog | None = None,
+        reframe: bool = False,
+        now: Callable[[], float] = time.monotonic,
+    ) -> tuple[Head, Relay] | tuple[None, Relay]:
+        """Send the upstream request and wait for its response head under the
+        ``watchdog``'s first-byte clock; return the head and the relay of its body.
+
+        ``send`` is the awaitable that sends the request and returns the response head
+        (httpx: ``client.send(request, stream=True)``); ``body`` gives that response's
+        decoded body (``lambda response: response.aiter_bytes()``).  The first-byte
+        clock runs from the watchdog's ``now`` (when the request was sent) through the
+        head to the body's first byte, so a head that is late, or never comes, is
+        judged like a silent body: ``send`` is cancelled, the head is None, and the
+        relay yields the dialect's error event (or, without a dialect that has one,
+        raises :class:`~sse_sansio.StreamCut`) when iterated.  With the head in hand
+        the caller still chooses: a non-stream answer (a JSON 429) is passed on with
+        its status, and the relay is never iterated.  The other options are
+        :class:`Relay`'s.
+
+        Raises:
+            What ``send`` raises (a refused connection); StreamCut when ``send``
+            ended cancelled although the relay did not cancel it.
+        """
+        import asyncio
+
+        relay = cls(_NO_BODY, dialect=dialect, watchdog=watchdog, reframe=reframe, now=now)
+        task = asyncio.ensure_future(send)
+        try:
+            if not await relay._until_read(task):
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)  # retrieved, whatever
+                return None, relay  # the head never came: relay.verdict says why
+        finally:
+            if not task.done():
+                task.cancel()  # open() itself was cancelled: so is the request
+        if task.cancelled():
+            raise StreamCut("the upstream request ended cancelled, not by the relay")
+        head = task.result()
+        relay._upstream = body(head)
+        return head, relay
+
     def __reduce__(self) -> NoReturn:
         # A handle, not a value: it reads a live upstream (sse_sansio/_pickling.py).
         refuse(self, "it reads a live upstream; keep its outcome and verdict instead")
@@ -166,9 +221,13 @@ class Relay:
     async def _run(self) -> AsyncGenerator[Relayed, None]:
         import asyncio
 
-        reads = aiter(self._upstream)
         task: asyncio.Task[bytes | None] | None = None
         try:
+            if self.verdict is not None:  # open(): the head did not come in time
+                for event in self._give_up():
+                    yield event
+                return
+            reads = aiter(self._upstream)
             while True:
                 task = asyncio.ensure_future(_read(reads))
                 if not await self._until_read(task):
@@ -199,8 +258,9 @@ class Relay:
                 _drop(task)
             self._close()
 
-    async def _until_read(self, task: asyncio.Task[bytes | None]) -> bool:
-        """Wait for the read, checking the watchdog at its deadlines; False: give up."""
+    async def _until_read(self, task: asyncio.Task[Any]) -> bool:
+        """Wait for the read (or open()'s request), checking the watchdog at its
+        deadlines; False: give up."""
         import asyncio
 
         watchdog = self._watchdog

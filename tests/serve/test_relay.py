@@ -424,3 +424,128 @@ def test_a_relay_is_iterated_once() -> None:
     aiter(relay)
     with pytest.raises(LocalProtocolError, match="iterated once"):
         aiter(relay)
+
+
+# -- Relay.open: the response head under the first-byte clock (issue 42, item 3) --------
+
+
+class Head:
+    """A response head, as httpx's Response is one: a status and a body to iterate."""
+
+    def __init__(self, status: int, upstream: Upstream) -> None:
+        self.status, self.upstream = status, upstream
+
+
+class Send:
+    """The request: ``before`` runs first (a clock step), then the head, or ``then``
+    (an exception to raise, "hang": wait until cancelled)."""
+
+    def __init__(
+        self, head: Head | None, before: Callable[[], None] | None = None, then: object = None
+    ) -> None:
+        self.head, self.before, self.then = head, before, then
+        self.started = self.cancelled = False
+
+    async def __call__(self) -> Head:
+        self.started = True
+        try:
+            if self.before is not None:
+                self.before()
+            await asyncio.sleep(0)
+            if isinstance(self.then, BaseException):
+                raise self.then
+            if self.then == "hang":
+                await asyncio.Event().wait()
+            assert self.head is not None
+            return self.head
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+
+
+def body(head: Head) -> Upstream:
+    return head.upstream
+
+
+def opened(send: Send, **options: Any) -> tuple[Head | None, Relay]:
+    async def main() -> tuple[Head | None, Relay]:
+        return await Relay.open(send(), body, **options)
+
+    return asyncio.run(asyncio.wait_for(main(), GUARD))
+
+
+def test_open_returns_the_head_and_relays_its_body() -> None:
+    finish = data({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    head = Head(200, Upstream(DELTA, finish, DONE))
+    got, relay = opened(Send(head), dialect="openai-chat")
+    assert got is head
+    items, error = run(relay)
+    assert error is None
+    assert [item.data for item in items if isinstance(item, Event)][-1] == "[DONE]"
+    assert len(items) == 3
+    assert relay.outcome is not None
+    assert relay.outcome.outcome == "completed"
+
+
+def test_a_non_stream_head_is_the_callers_and_its_relay_is_never_read() -> None:
+    upstream = Upstream(b'{"error": "rate limited"}')
+    got, relay = opened(Send(Head(429, upstream)), dialect="openai-chat")
+    assert got is not None
+    assert got.status == 429  # passed on with its status by the caller
+    assert relay.outcome is None  # not iterated, not judged
+
+
+def test_a_head_that_never_comes_is_the_first_byte_verdict() -> None:
+    """The first-byte clock covers the wait for the head: the request is cancelled,
+    and the relay yields the dialect's error event."""
+    clock = FakeClock()
+    dog = Watchdog(first_byte=0.05, idle=60, progress=60, now=clock())
+    send = Send(None, before=clock.step(1.0), then="hang")  # late, then never
+    got, relay = opened(send, dialect="openai-chat", watchdog=dog, now=clock)
+    assert got is None
+    assert send.cancelled
+    items, error = run(relay)
+    assert error is None
+    (event,) = items
+    assert isinstance(event, Event)
+    assert "no first byte" in json.loads(event.data)["error"]["message"]
+    assert relay.verdict is not None
+    assert relay.verdict.state == "no-first-byte"
+    assert relay.outcome is not None
+    assert (relay.outcome.outcome, relay.outcome.cut) == ("cut", "gave-up")
+
+
+def test_a_head_that_never_comes_without_a_dialect_is_a_cut() -> None:
+    clock = FakeClock()
+    dog = Watchdog(first_byte=0.05, now=clock())
+    got, relay = opened(Send(None, before=clock.step(1.0), then="hang"), watchdog=dog, now=clock)
+    assert got is None
+    items, error = run(relay)
+    assert items == []
+    assert isinstance(error, StreamCut)
+
+
+def test_what_the_request_raises_goes_on_up() -> None:
+    with pytest.raises(ConnectionRefusedError):
+        opened(Send(None, then=ConnectionRefusedError()))
+
+
+def test_a_request_that_cancels_itself_is_a_cut() -> None:
+    with pytest.raises(StreamCut, match="cancelled"):
+        opened(Send(None, then=asyncio.CancelledError()), dialect="openai-chat")
+
+
+def test_cancelling_open_cancels_the_request() -> None:
+    send = Send(None, then="hang")
+
+    async def main() -> None:
+        opening = Relay.open(send(), body)
+        task = asyncio.ensure_future(opening)
+        while not send.started:
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(asyncio.wait_for(main(), GUARD))
+    assert send.cancelled
