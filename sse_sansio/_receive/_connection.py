@@ -40,11 +40,21 @@
 # - next_event() as an instance attribute is a C-level call into the parser generator
 #   (no Python frame per item), yet help() shows its contract and it stays sticky
 #   when saved in a local before a failure.
+# - Threads (issue 43, item 2; the class docstring's "Threads"): calls on one connection
+#   are serialized, as the compiled core's critical section serializes them.  With the
+#   GIL the parser's steps that share state with receive_data() run without a switch
+#   point between a test and its store (_stream.py), and a second next_event() meets
+#   the running generator (ValueError).  On a free-threaded CPython there is no such
+#   switch point to rely on: serialize() gives the class a per-connection RLock (taken
+#   by __init__, receive_data(), next_event() and take_raw(); re-entrant, so a finalizer
+#   on the same thread still gets the nested-call rules).  It costs a Python frame per
+#   call, so it is applied only there.
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, ClassVar, Generic, Literal, NoReturn, overload
 
@@ -87,7 +97,10 @@ __all__ = [
 # ``Connection[...]`` in annotations (under ``from __future__ import annotations``),
 # not in code that runs.
 if TYPE_CHECKING:
-    from typing_extensions import Never, TypeVar, Unpack
+    from contextlib import AbstractContextManager
+    from typing import Any, Never, Unpack
+
+    from typing_extensions import TypeVar  # its default= is 3.13's
 
     from ._options import ClassicOptions, OptInOptions
 
@@ -183,11 +196,15 @@ class PyConnection(Generic[_Extra]):
     The items returned before stand; :attr:`last_event_id` and :attr:`retry` stay
     readable, for a reconnect.
 
-    One call at a time.  A connection is used by one thread at a time.  A call to
+    Threads.  Connections share nothing: run any number, in any threads.  Calls on
+    one connection from several threads are serialized (on a free-threaded CPython the
+    compiled core locks the connection for each call and the pure core takes a lock;
+    with the GIL the GIL does it), so they cannot corrupt it or lose an item; a stream
+    still has one order, so feed it from one place.  One call at a time: a call to
     :meth:`next_event` made while it is running on the same connection (from a
-    finalizer the garbage collector runs inside it, or from another thread) raises
-    :class:`ValueError` and changes nothing: the running call goes on, and the
-    connection is not failed.  A nested :meth:`receive_data` only queues, and is
+    finalizer the garbage collector runs inside it, or from another thread let in
+    there) raises :class:`ValueError` and changes nothing: the running call goes on,
+    and the connection is not failed.  A nested :meth:`receive_data` only queues, and is
     accepted; the compiled core also refuses a nested :meth:`take_raw` or
     ``__init__`` with :class:`ValueError` (the pure core's are memory-safe anyway).
     """
@@ -216,7 +233,7 @@ class PyConnection(Generic[_Extra]):
         updates: bool = False,
     ) -> None:
         # (The parser keeps errors and the limit in its own locals: each attribute less
-        # keeps the instance's dict in a smaller size class, 88 bytes less on 3.10.)
+        # keeps the instance's dict in a smaller size class.)
         strict, limit = check_options(
             errors, last_event_id, max_event_size, on_oversize, piece_size
         )
@@ -379,9 +396,77 @@ class PyConnection(Generic[_Extra]):
         ) from error
 
 
+class _ContractDoc:
+    """``__doc__`` of _NextEvent: next_event()'s contract on an instance, a line on the class.
+
+    pydoc (``help(conn.next_event)``) shows an object's own docstring only where it
+    differs from its type's: on 3.14, where a partial is a method descriptor, a plain
+    class attribute ``__doc__`` left help() showing the partial's repr.  Read through
+    this descriptor the two differ, on every version.
+    """
+
+    def __get__(self, instance: object, owner: type | None = None) -> str | None:
+        if instance is None:
+            return "A pure-core Connection's next_event (see PyConnection.next_event)."
+        return PyConnection.next_event.__doc__
+
+
 class _NextEvent(functools.partial):  # type: ignore[type-arg]
-    __doc__ = PyConnection.next_event.__doc__
+    __doc__ = _ContractDoc()
     __slots__ = ()
+
+
+class _Locked:
+    """next_event() of a serialized connection: the parser's call under its lock."""
+
+    __slots__ = ("call", "lock")
+    __doc__ = _ContractDoc()
+
+    def __init__(self, lock: AbstractContextManager[object], call: Callable[[], object]) -> None:
+        self.lock = lock
+        self.call = call
+
+    def __call__(self) -> object:
+        with self.lock:
+            return self.call()
+
+
+def serialize(cls: type[PyConnection[Any]], when: bool = True) -> None:
+    """Give ``cls`` a per-connection lock around every call (free-threaded CPython).
+
+    See the module header.  ``when`` false leaves the class alone (the GIL serializes).
+    """
+    if not when:
+        return
+    from threading import RLock
+
+    init, receive, take = cls.__init__, cls.receive_data, cls.take_raw
+
+    @functools.wraps(init)
+    def __init__(self: PyConnection[Any], **options: Any) -> None:
+        lock = self.__dict__.get("_lock") or RLock()
+        with lock:
+            init(self, **options)
+            self._lock = lock  # type: ignore[attr-defined]
+            self.next_event = _Locked(lock, self.next_event)  # type: ignore[method-assign]
+
+    @functools.wraps(receive)
+    def receive_data(self: PyConnection[Any], data: bytes | bytearray | memoryview) -> None:
+        with self._lock:  # type: ignore[attr-defined]
+            receive(self, data)
+
+    @functools.wraps(take)
+    def take_raw(self: PyConnection[Any]) -> bytes:
+        with self._lock:  # type: ignore[attr-defined]
+            return take(self)
+
+    cls.__init__ = __init__  # type: ignore[method-assign]
+    cls.receive_data = receive_data  # type: ignore[method-assign]
+    cls.take_raw = take_raw  # type: ignore[method-assign]
+
+
+# A free-threaded CPython (3.13t and later) with its GIL off: lock (see above).
+serialize(PyConnection, when=not getattr(sys, "_is_gil_enabled", lambda: True)())
 
 
 # The name this class had before the pure core got one of its own.  Nothing in the

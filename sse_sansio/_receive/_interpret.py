@@ -804,7 +804,7 @@ def _end(
         return modes.end()
     if state.eos is None:
         if raw_store is not None:
-            line = [raw_store.buf[offset - raw_store.start :]]
+            line = [raw_store.tail(offset)]
         # Spec: "Once the end of the file is reached, any pending data must be
         # discarded.  (If the file ends in the middle of an event, before the final
         # empty line, the incomplete event is not dispatched.)"  Strict mode still

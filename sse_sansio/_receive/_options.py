@@ -30,8 +30,8 @@
 # parameters of both cores' Connection; both admit every default; an opt-in value the
 # cores accept (one that makes them hand out its items) only OptInOptions admits.
 #
-# Runtime: plain stdlib TypedDict and TypeVar (3.10 has both); Unpack and Never, newer,
-# come from typing_extensions in the modules that use them, for checkers only.
+# Runtime: plain stdlib TypedDict and TypeVar; TypeVar's default (3.13) comes from
+# typing_extensions in the modules that use it, for checkers only.
 
 from __future__ import annotations
 

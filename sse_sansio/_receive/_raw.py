@@ -26,6 +26,13 @@
 #   copies (data and raw), the least an item holding both can, plus this bytearray's
 #   growth slack (CPython over-allocates by up to an eighth as it grows: 0.06 times
 #   the size measured on an 8 MiB line in 64 KiB chunks, 0.12 on a 32 MiB one).
+# - A chunk fed while a read holds a memoryview of the bytearray (receive_data() from a
+#   finalizer the garbage collector runs there, or from another thread: CPython 3.14's
+#   incremental collector runs finalizers at any bytecode, inside these methods too)
+#   cannot be appended (a bytearray with an export refuses to grow: BufferError).  It
+#   waits in ``waiting``, and so does every chunk after it, keeping stream order; every
+#   read folds them in first, when nothing holds a view.  ``waiting`` is None otherwise,
+#   so the common path pays one ``is None`` test per call.
 
 from __future__ import annotations
 
@@ -39,13 +46,14 @@ __all__ = ["RawBytes"]
 class RawBytes:
     """The received bytes a keep_raw connection has not handed out yet."""
 
-    __slots__ = ("buf", "limit", "safe_end", "start")
+    __slots__ = ("buf", "limit", "safe_end", "start", "waiting")
 
     def __init__(self, limit: int) -> None:
         self.buf = bytearray()
         self.limit = limit  # max_event_size
         self.start = 0  # the stream offset of buf[0]
         self.safe_end = 0  # bytes before this offset belong to no item still to come
+        self.waiting: list[bytes] | None = None  # chunks not yet in buf (see above)
 
     def receive(self, data: bytes) -> None:
         """Keep a chunk; refuse it while more than ``limit`` bytes wait for take()."""
@@ -56,10 +64,28 @@ class RawBytes:
                 f"{self.safe_end - self.start} bytes are waiting for take_raw(), "
                 f"more than max_event_size={limit}: call take_raw() at every NEED_DATA"
             )
-        self.buf += data
+        if self.waiting is None:
+            try:
+                self.buf += data
+                return
+            except BufferError:  # a read in progress holds a view of buf
+                self.waiting = []
+        self.waiting.append(data)
+
+    def _fold(self) -> None:
+        """Append the waiting chunks to buf, in order (a read calls it first)."""
+        waiting = self.waiting
+        assert waiting is not None
+        while waiting:
+            self.buf += waiting[0]
+            # Removed only once in buf: a chunk fed meanwhile queues behind it.
+            del waiting[0]
+        self.waiting = None
 
     def hand_out(self, end: int) -> bytes:
         """The bytes up to stream offset ``end``, no longer kept."""
+        if self.waiting is not None:
+            self._fold()
         cut = end - self.start
         buf = self.buf
         if cut == len(buf):
@@ -86,6 +112,8 @@ class RawBytes:
         """
         if upto <= self.safe_end:
             return
+        if self.waiting is not None:
+            self._fold()
         keep = self.safe_end - self.start
         del self.buf[keep : upto - self.start]
         self.start += upto - self.safe_end
@@ -93,6 +121,8 @@ class RawBytes:
 
     def copy(self, start: int, end: int) -> bytes:
         """The kept bytes from stream offset ``start`` to ``end``, still kept."""
+        if self.waiting is not None:
+            self._fold()
         with memoryview(self.buf) as view:
             return view[start - self.start : end - self.start].tobytes()
 
@@ -102,5 +132,13 @@ class RawBytes:
         The error is the one decoding them at once gives, at the same stream offset
         (checked ``window`` bytes at a time, the parser's window).
         """
+        if self.waiting is not None:
+            self._fold()
         with memoryview(self.buf) as view, view[start - self.start : end - self.start] as kept:
             check_utf8([kept], start, "invalid UTF-8", window)
+
+    def tail(self, offset: int) -> bytes | bytearray:
+        """The kept bytes from stream offset ``offset`` on (the stream's last line)."""
+        if self.waiting is not None:
+            self._fold()
+        return self.buf[offset - self.start :]

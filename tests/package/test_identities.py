@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import pickle
-import sys
 import traceback
 from importlib import import_module
 from types import ModuleType
@@ -279,9 +278,8 @@ def test_the_connection_refuses_pickle_and_copy(conn_cls: Any) -> None:
 def test_an_error_keeps_its_notes_and_extra_attributes() -> None:
     error = RemoteProtocolError("refused", offset=8)
     error.hint = "raise max_event_size"  # type: ignore[attr-defined]
-    notes = ["while reading https://example.test/"] if sys.version_info >= (3, 11) else []
-    if sys.version_info >= (3, 11):
-        error.add_note(notes[0])
+    notes = ["while reading https://example.test/"]
+    error.add_note(notes[0])
     for protocol in PROTOCOLS:
         back = pickle.loads(pickle.dumps(error, protocol))
         assert (back.offset, back.hint) == (8, "raise max_event_size")

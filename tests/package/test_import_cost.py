@@ -49,10 +49,6 @@ ALLOWED: dict[str, str] = {
     "reprlib": "collections imports it",
     "copy": "dataclasses imports it",
     "copyreg": "re imports it",
-    # re's own parts on Python 3.10 (3.11 moved them into the re package).
-    "sre_compile": "re's compiler on 3.10",
-    "sre_parse": "re's parser on 3.10",
-    "sre_constants": "re's constants on 3.10",
     "weakref": "copy imports it",
     "types": "ModuleType, the compiled core's type in _implementation.py",
     "warnings": "typing and re import it",

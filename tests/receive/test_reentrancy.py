@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from sse_sansio import NEED_DATA, Comment, Event
+from sse_sansio import NEED_DATA, Comment, Event, RemoteProtocolError
+from sse_sansio._receive._raw import RawBytes
 from tests.helpers.cores import CORE, PURE, needs_core
 
 CORES = [
@@ -208,3 +209,50 @@ def test_the_compiled_core_takes_a_nested_receive_data() -> None:
     assert isinstance(third, Event)
     assert third.data == "c"
     assert conn.next_event() is NEED_DATA
+
+
+# ------------------------------------------- the pure core's keep_raw buffer, held by a read
+
+
+def _drop_then_hand_out(raw: RawBytes, upto: int, end: int) -> bytes:
+    raw.drop(upto)
+    return raw.hand_out(end)
+
+
+READS: dict[str, Callable[[RawBytes], object]] = {
+    "hand_out": lambda raw: (raw.hand_out(5), raw.hand_out(7)),
+    "copy": lambda raw: raw.copy(1, 6),
+    "tail": lambda raw: raw.tail(2),
+    "drop": lambda raw: _drop_then_hand_out(raw, 3, 7),
+    "check_utf8": lambda raw: raw.check_utf8(0, 7),
+}
+
+
+def _outcome(read: Callable[[RawBytes], object], raw: RawBytes) -> object:
+    try:
+        return read(raw)
+    except RemoteProtocolError as exc:
+        return ("refused", exc.offset)
+
+
+@pytest.mark.parametrize("tail", [b"\n", b"\xff"], ids=["utf8", "bad-utf8"])
+@pytest.mark.parametrize("name", list(READS))
+def test_a_chunk_fed_while_a_read_holds_the_raw_bytes_waits_its_turn(
+    name: str, tail: bytes
+) -> None:
+    # Python 3.14's collector runs finalizers at any bytecode, so receive_data() from one
+    # may come while keep_raw's bytearray is exported (a memoryview in a read): growing
+    # it then raised BufferError.  The chunks wait, in order, and every read sees them.
+    chunks = [b"ab", b"cd", b"ef", tail]
+    plain = RawBytes(100)
+    for chunk in chunks:
+        plain.receive(chunk)
+    held = RawBytes(100)
+    held.receive(chunks[0])
+    with memoryview(held.buf):  # as a read in progress holds it
+        for chunk in chunks[1:]:
+            held.receive(chunk)
+        assert bytes(held.buf) == chunks[0]
+    assert _outcome(READS[name], held) == _outcome(READS[name], plain)
+    held.receive(b"g")  # nothing waits any more: straight in
+    assert held.tail(held.start) == plain.tail(plain.start) + b"g"
