@@ -17,7 +17,7 @@
  * against Cython's 60 to 69 ns, and Cython within 0 to 20% of C elsewhere.  Cython is
  * not needed to read or build this file: it would be a build dependency, its generated
  * C is not what is reviewed, and its refcounting is hidden rather than checked.  This
- * file uses only the stable, documented C API of CPython 3.10 to 3.13, needs nothing
+ * file uses only the stable, documented C API of CPython 3.11 to 3.15, needs nothing
  * but a C compiler, and is kept honest by the differential fuzzer and an ASan+UBSan
  * build (nox -s sanitize).  mypyc could not compile the tuple-subclass items.
  *
@@ -88,6 +88,17 @@
  *   thread) raises ValueError and changes nothing, as the pure core's generator does.
  *   receive_data() only queues, so it is accepted even then: nothing it changes is held
  *   across an allocation by the outer call (hand_out() copies after allocating).
+ * - Threads (issue 43, item 2): the module declares Py_mod_gil = Py_MOD_GIL_NOT_USED, so
+ *   a free-threaded CPython keeps its GIL off; it has no mutable module-level state.
+ *   Every method and getter runs inside a per-Connection critical section
+ *   (Py_BEGIN_CRITICAL_SECTION, locked(): a no-op with the GIL), so two threads driving
+ *   one Connection are serialized, as the GIL serializes them.  A critical section is
+ *   suspended only where the thread could also run a finalizer (it calls back into
+ *   Python or blocks), the same points where a GIL build lets a finalizer or another
+ *   thread in: there the `busy` rule above holds (ValueError, or receive_data()
+ *   queued), and nothing else.  Chosen over a "one thread per Connection" check: the
+ *   cost is nil with the GIL and one uncontended lock per call without it, and a
+ *   Connection handed from thread to thread (an executor's pool) keeps working.
  * - Strict mode checks every line for valid UTF-8 as it completes (an ASCII fast path
  *   eight bytes at a time); on a bad sequence CPython's own decoder is asked for the
  *   reason, so that the messages are those of the pure core.
@@ -293,22 +304,7 @@ static struct PyModuleDef core_module;
 static CoreState *
 state_of_type(PyTypeObject *type)
 {
-#if PY_VERSION_HEX >= 0x030B0000
     PyObject *module = PyType_GetModuleByDef(type, &core_module);
-#else
-    /* 3.10 has no PyType_GetModuleByDef: walk the bases as it does. */
-    PyObject *module = NULL;
-    for (PyTypeObject *t = type; t != NULL && module == NULL; t = t->tp_base) {
-        PyHeapTypeObject *heap = (PyHeapTypeObject *)t;
-        if (PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE) && heap->ht_module != NULL &&
-            PyModule_GetDef(heap->ht_module) == &core_module) {
-            module = heap->ht_module;
-        }
-    }
-    if (module == NULL) {
-        PyErr_SetString(PyExc_TypeError, "not a subclass of sse_sansio._receive._core.Connection");
-    }
-#endif
     return module == NULL ? NULL : (CoreState *)PyModule_GetState(module);
 }
 
@@ -387,7 +383,7 @@ set_modes(Conn *c, PyObject *on_oversize, PyObject *piece_size, PyObject *diagno
 }
 
 static int
-conn_init(Conn *c, PyObject *args, PyObject *kwds)
+conn_init_locked(Conn *c, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {
         "errors",     "last_event_id", "max_event_size", "keep_raw", "on_oversize",
@@ -520,7 +516,7 @@ fail_size(Conn *c)
  * returned (a new reference, an instance, its traceback on it), or NULL if none was
  * set.  restore_raised() raises it again (stealing the reference).  CPython 3.12 has
  * PyErr_GetRaisedException() and PyErr_SetRaisedException(), and deprecates
- * PyErr_Fetch() and PyErr_Restore(), which 3.10 and 3.11 still need: the one place
+ * PyErr_Fetch() and PyErr_Restore(), which 3.11 still needs: the one place
  * either is called. */
 #if PY_VERSION_HEX >= 0x030C0000
 static PyObject *
@@ -1312,7 +1308,7 @@ parse(Conn *c)
 /* ------------------------------------------------------------------ methods */
 
 static PyObject *
-conn_next_event(Conn *c, PyObject *Py_UNUSED(ignored))
+conn_next_event_locked(Conn *c, PyObject *Py_UNUSED(ignored))
 {
     if (c->error_message != NULL || c->failure != NULL) {
         return raise_failure(c);
@@ -1331,7 +1327,7 @@ conn_next_event(Conn *c, PyObject *Py_UNUSED(ignored))
 }
 
 static PyObject *
-conn_receive_data(Conn *c, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+conn_receive_data_locked(Conn *c, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *data;
     if (nargs == 1 && kwnames == NULL) {
@@ -1403,7 +1399,7 @@ conn_receive_data(Conn *c, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
 }
 
 static PyObject *
-conn_take_raw(Conn *c, PyObject *Py_UNUSED(ignored))
+conn_take_raw_locked(Conn *c, PyObject *Py_UNUSED(ignored))
 {
     if (!c->keep_raw) {
         PyErr_SetString(c->st->LocalProtocolError, "take_raw() needs Connection(keep_raw=True)");
@@ -1430,7 +1426,7 @@ conn_deepcopy(Conn *c, PyObject *Py_UNUSED(memo))
 }
 
 static PyObject *
-conn_sizeof(Conn *c, PyObject *Py_UNUSED(ignored))
+conn_sizeof_locked(Conn *c, PyObject *Py_UNUSED(ignored))
 {
     Py_ssize_t size = Py_TYPE(c)->tp_basicsize + c->q_cap * (Py_ssize_t)sizeof(PyObject *) +
                       c->partial.cap + c->data.cap + c->raw.cap;
@@ -1438,19 +1434,19 @@ conn_sizeof(Conn *c, PyObject *Py_UNUSED(ignored))
 }
 
 static PyObject *
-conn_get_last_event_id(Conn *c, void *Py_UNUSED(closure))
+conn_get_last_event_id_locked(Conn *c, void *Py_UNUSED(closure))
 {
     return Py_NewRef(c->last_event_id);
 }
 
 static PyObject *
-conn_get_retry(Conn *c, void *Py_UNUSED(closure))
+conn_get_retry_locked(Conn *c, void *Py_UNUSED(closure))
 {
     return Py_NewRef(c->retry ? c->retry : Py_None);
 }
 
 static PyObject *
-conn_get_comment_count(Conn *c, void *Py_UNUSED(closure))
+conn_get_comment_count_locked(Conn *c, void *Py_UNUSED(closure))
 {
     return PyLong_FromSsize_t(c->comment_count);
 }
@@ -1491,6 +1487,72 @@ conn_dealloc(Conn *c)
 }
 
 /* The docstrings are the pure core's, filled in at import (see PyInit__core). */
+/* ------------------------------------------------------------------ threads */
+
+/* Each entry point runs its _locked body inside the Connection's critical section (the
+ * header's thread contract).  Before 3.13 there is no such API and always a GIL: the
+ * section is then a plain block.  Py_BEGIN_CRITICAL_SECTION opens a block that
+ * Py_END_CRITICAL_SECTION closes, so the bodies return through `result`. */
+#ifndef Py_BEGIN_CRITICAL_SECTION
+#define Py_BEGIN_CRITICAL_SECTION(op) {
+#define Py_END_CRITICAL_SECTION() }
+#endif
+
+#define LOCKED(type, call)                                                                         \
+    type result;                                                                                   \
+    Py_BEGIN_CRITICAL_SECTION(c);                                                                  \
+    result = call;                                                                                 \
+    Py_END_CRITICAL_SECTION();                                                                     \
+    return result
+
+static int
+conn_init(Conn *c, PyObject *args, PyObject *kwds)
+{
+    LOCKED(int, conn_init_locked(c, args, kwds));
+}
+
+static PyObject *
+conn_next_event(Conn *c, PyObject *Py_UNUSED(ignored))
+{
+    LOCKED(PyObject *, conn_next_event_locked(c, NULL));
+}
+
+static PyObject *
+conn_receive_data(Conn *c, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    LOCKED(PyObject *, conn_receive_data_locked(c, args, nargs, kwnames));
+}
+
+static PyObject *
+conn_take_raw(Conn *c, PyObject *Py_UNUSED(ignored))
+{
+    LOCKED(PyObject *, conn_take_raw_locked(c, NULL));
+}
+
+static PyObject *
+conn_sizeof(Conn *c, PyObject *Py_UNUSED(ignored))
+{
+    LOCKED(PyObject *, conn_sizeof_locked(c, NULL));
+}
+
+static PyObject *
+conn_get_last_event_id(Conn *c, void *Py_UNUSED(closure))
+{
+    LOCKED(PyObject *, conn_get_last_event_id_locked(c, NULL));
+}
+
+static PyObject *
+conn_get_retry(Conn *c, void *Py_UNUSED(closure))
+{
+    LOCKED(PyObject *, conn_get_retry_locked(c, NULL));
+}
+
+static PyObject *
+conn_get_comment_count(Conn *c, void *Py_UNUSED(closure))
+{
+    LOCKED(PyObject *, conn_get_comment_count_locked(c, NULL));
+}
+
 static PyMethodDef conn_methods[] = {
     {"next_event", (PyCFunction)conn_next_event, METH_NOARGS, NULL},
     {"receive_data", (PyCFunction)(void (*)(void))conn_receive_data, METH_FASTCALL | METH_KEYWORDS,
@@ -1779,6 +1841,10 @@ static PyModuleDef_Slot core_slots[] = {
     {Py_mod_exec, core_exec},
 #if PY_VERSION_HEX >= 0x030C0000
     {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_SUPPORTED},
+#endif
+#ifdef Py_mod_gil
+    /* Free-threaded CPython keeps its GIL off (the header's thread contract). */
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
 #endif
     {0, NULL},
 };

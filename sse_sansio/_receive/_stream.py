@@ -20,6 +20,10 @@
 #   deque's popleft() (counted with benchmarks/callgrind.py).  The parser takes the
 #   chunks in order, each once; put_back() returns at most the bytes it took, once per
 #   stream (the BOM look-ahead).
+# - Threads (with the GIL): receive_data() in one thread and next_event() in another
+#   keep this order, because no test of ``chunk`` or ``later`` is separated from the
+#   store it decides by a call (where CPython may switch threads); put() tests again
+#   after the one call it makes.  (Free-threaded CPython: _connection.py's serialize().)
 # - ``ended`` is set once, by the empty chunk that ends the stream; nothing is queued
 #   after it.  ``plain`` says receive_data() may just store a chunk in the empty slot:
 #   no end of stream, no failure, no keep_raw copy to make.  It only ever goes from
@@ -63,7 +67,16 @@ class ChunkQueue:
         if self.chunk is None:
             self.chunk = data
         elif self.later is None:
-            self.later = deque((data,))
+            later = deque((data,))
+            # deque() is a call, where CPython may switch threads: the parser, in another
+            # thread, may have taken the slot's chunk (or made ``later``) meanwhile.  No
+            # call from here to each store, so each test still holds at its store.
+            if self.chunk is None:
+                self.chunk = data
+            elif self.later is None:
+                self.later = later
+            else:
+                self.later.append(data)
         else:
             self.later.append(data)
 
