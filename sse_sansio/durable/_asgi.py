@@ -177,12 +177,14 @@ class DurableApp:
                 events, end = await self._call(self.protocol.sse_step, live, now)
                 for item in events:
                     yield item
-                if end is not None:
+                if end is not None or live.behind:
                     self._wakeup.release(live.path, event)
-                    if end == "gone":
-                        raise StreamCut(f"the stream at {live.path} was deleted")
+                if end == "gone":
+                    raise StreamCut(f"the stream at {live.path} was deleted")
+                if end is not None:
                     return
-                await self._wakeup.wait(live.path, event, live.deadline - now)
+                if not live.behind:
+                    await self._wakeup.wait(live.path, event, live.deadline - now)
 
         response = EventStreamResponse(
             source(),
@@ -228,16 +230,23 @@ def asgi_app(
     keepalive: float = 15.0,
     max_buffer: int = 1 << 20,
     max_body: int = 64 << 20,
+    max_read_bytes: int = 1 << 20,
     clock: Callable[[], float] = time.time,
 ) -> DurableApp:
     """An ASGI app serving Durable Streams under ``prefix`` (a memory store if None).
 
     A stream's name is its whole URL path (``/v1/stream/chat/42``).  ``keepalive`` and
     ``max_buffer`` are the SSE response's (:class:`~sse_sansio.ServerStream`'s);
-    ``max_body`` bounds a request body (larger: 413); ``clock`` is seconds since the
+    ``max_body`` bounds a request body (larger: 413); ``max_read_bytes`` a catch-up
+    response's body and an SSE data event; ``clock`` is seconds since the
     Unix epoch (TTLs and ``Stream-Expires-At`` are wall-clock times).
     """
-    protocol = DurableStreams(store, long_poll_timeout=long_poll_timeout, sse_lifetime=sse_lifetime)
+    protocol = DurableStreams(
+        store,
+        long_poll_timeout=long_poll_timeout,
+        sse_lifetime=sse_lifetime,
+        max_read_bytes=max_read_bytes,
+    )
     return DurableApp(
         protocol,
         prefix=prefix,

@@ -168,6 +168,8 @@ class LiveRead:
     headers: Headers = field(default_factory=list)
     encoding: Literal["json", "text", "base64"] = "text"
     started: bool = False
+    #: SSE: more data is there already (sse_step handed out one event of it).
+    behind: bool = False
 
 
 class _Bad(Exception):
@@ -259,7 +261,9 @@ class DurableStreams:
         Section 5.8: each data event is followed by a control event carrying the next
         offset, the cursor while the stream is open, ``upToDate`` at the tail and
         ``streamClosed`` once a closed stream's last byte went; the first step sends a
-        control event even without data.  The end: "closed" (the stream's EOF was
+        control event even without data.  A step hands out one data event at most
+        (``max_read_bytes``); while ``live.behind`` is true, ask again at once.  The
+        end: "closed" (the stream's EOF was
         sent), "lifetime" (past ``deadline``: the client reconnects from the last
         offset; section 10.2), "gone" (deleted or expired under the reader: a cut, so
         the client knows it did not get an end), or None to go on.
@@ -268,18 +272,19 @@ class DurableStreams:
         if meta is None or meta.soft_deleted:
             return [], "gone"
         events: list[bytes] = []
-        while live.position < meta.tail:
+        if live.position < meta.tail:  # one data event a step: memory stays bounded
             units, position = self._gather(meta, live.position, meta.tail, self.max_read_bytes)
             live.position = position
             events.append(_frame("data", self._sse_data(live, units)))
             events.append(self._control(meta, live))
-        closed = meta.closed and live.position >= meta.tail
+        live.behind = live.position < meta.tail
+        closed = meta.closed and not live.behind
         if not events and (closed or not live.started):  # a close without data comes too
             events.append(self._control(meta, live))
         live.started = True
         if closed:
             return events, "closed"
-        return events, "lifetime" if now >= live.deadline else None
+        return events, "lifetime" if now >= live.deadline and not live.behind else None
 
     def _control(self, meta: StreamMeta, live: LiveRead) -> bytes:
         offset = encode_offset(live.position)

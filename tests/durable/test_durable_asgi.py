@@ -188,6 +188,21 @@ def test_sse_streams_appends_until_the_close() -> None:
     run(scenario())
 
 
+def test_sse_hands_a_long_stream_out_event_by_event() -> None:
+    client = Client(asgi_app(max_read_bytes=4))
+
+    async def scenario() -> None:
+        headers = {"Content-Type": "text/plain", "Stream-Closed": "true"}
+        await client.request("PUT", headers=headers, body=b"0123456789")
+        answer = await client.request("GET", query="offset=-1&live=sse")
+        assert answer["finished"]
+        got = events(answer["body"])
+        assert [data for kind, data in got if kind == "data"] == ["0123", "4567", "89"]
+        assert json.loads(got[-1][1])["streamClosed"] is True
+
+    run(scenario())
+
+
 def test_sse_deleted_under_its_reader_is_a_cut() -> None:
     client = Client(asgi_app())
 

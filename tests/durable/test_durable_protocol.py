@@ -765,7 +765,14 @@ def test_sse_chunks_are_not_up_to_date_until_the_tail() -> None:
     ds = DurableStreams(max_read_bytes=2)
     make(ds, body=b"abcde")
     reading = live(ds, "GET", query="offset=-1&live=sse")
-    events = parse(ds.sse_step(reading, NOW)[0])
+    frames, end = ds.sse_step(reading, NOW)
+    steps = 1
+    while reading.behind:  # one data event a step: the caller asks again at once
+        more, end = ds.sse_step(reading, NOW + 60)  # past the lifetime: not while behind
+        frames += more
+        steps += 1
+    assert (steps, end) == (3, "lifetime")
+    events = parse(frames)
     datas = [data for kind, data, _ in events if kind == "data"]
     controls = [json.loads(data) for kind, data, _ in events if kind == "control"]
     assert datas == ["ab", "cd", "e"]
