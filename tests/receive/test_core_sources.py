@@ -110,7 +110,7 @@ def test_rule_checkers_see_a_planted_second_copy() -> None:
 def test_deprecated_error_calls_only_in_the_compat_helper() -> None:
     sources = c_sources()
     assert deprecated_calls_outside_compat(sources) == []
-    # ...and the helper is there, with the old calls kept for 3.10 and 3.11.
+    # ...and the helper is there, with the old calls kept for 3.11.
     blocks = [m["old"] for text in sources.values() for m in _COMPAT_BLOCK.finditer(text)]
     assert any("PyErr_Fetch(" in old and "PyErr_Restore(" in old for old in blocks)
 
