@@ -20,13 +20,15 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
 import sse_sansio
-from tests.helpers.redis_server import free_port
+from tests.helpers.redis_server import RedisServer, free_port, redis_servers
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = "durable-streams==0.1.0"
@@ -35,11 +37,14 @@ TIMEOUT = 30.0
 pytestmark = pytest.mark.slow  # a live server, a subprocess
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+@contextmanager
+def example_server(redis_url: str | None = None) -> Iterator[str]:
+    """examples/durable_streams_server.py under uvicorn on a free port; its base URL."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("DURABLE_REDIS_URL", None)
+    if redis_url is not None:
+        env["DURABLE_REDIS_URL"] = redis_url
     command = [sys.executable, "-m", "uvicorn", "--app-dir", str(ROOT / "examples")]
     command += ["durable_streams_server:app", "--port", str(port), "--log-level", "warning"]
     process = subprocess.Popen(command, env=env, cwd=ROOT)
@@ -58,6 +63,45 @@ def server() -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    with example_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    yield from redis_servers()
+
+
+def test_two_processes_on_one_redis_share_streams_and_wake_readers(
+    redis_server: RedisServer,
+) -> None:
+    """A second process serving the same Redis sees the same streams, offsets and
+    closure, and an append made through one wakes a long-poll held by the other (the
+    long-poll timeout is 30 s: only the change channel can answer it in time)."""
+    text = {"Content-Type": "text/plain"}
+    with example_server(redis_server.url) as first, example_server(redis_server.url) as second:
+        path = f"/v1/stream/two-{os.getpid()}"
+        with httpx.Client(timeout=TIMEOUT) as http:
+            created = http.put(first + path, headers=text, content=b"from one")
+            assert created.status_code == 201
+            read = http.get(second + path)
+            assert read.content == b"from one"
+            assert read.headers["stream-next-offset"] == created.headers["stream-next-offset"]
+            tail = read.headers["stream-next-offset"]
+            with ThreadPoolExecutor(1) as pool:
+                params = {"offset": tail, "live": "long-poll"}
+                waiting = pool.submit(http.get, second + path, params=params)
+                time.sleep(0.5)  # the long-poll is held by the second process
+                assert not waiting.done()
+                http.post(first + path, headers={**text, "Stream-Closed": "true"}, content=b"!")
+                woken = waiting.result(timeout=TIMEOUT)
+            assert (woken.status_code, woken.content) == (200, b"!")
+            assert woken.headers["stream-closed"] == "true"
+            assert http.head(second + path).headers["stream-closed"] == "true"
 
 
 def test_own_client_resumes_by_offset(server: str) -> None:
