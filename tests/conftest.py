@@ -173,6 +173,7 @@ RUN_ONCE: dict[str, str] = {
     "test_resume_wait": "the replay window's wait",
     "test_replay_routing": "the replay window's routing and async memory store",
     "test_replay_redis_appends": "the Redis store's appends",
+    "test_replay_redis_channels": "the Redis store's channels",
     "test_mirror": "the mirror store of a process's hub",
     "test_broadcast_live": "examples/broadcast.py live, two processes and Redis",
     "test_example_hostile": "examples run on live sockets",

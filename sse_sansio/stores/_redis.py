@@ -2,8 +2,10 @@
 #
 # Layout, under the key the caller chooses per session or resource (``key``):
 # - ``key``: a Redis stream, one entry per event, fields ``type``, ``data``, ``retry``
-#   ("" for none), and on the last entry of each append (or batch) ``k``, the append's
-#   idempotency key.  Entries are added with ``XADD key MAXLEN max_events 0-* ...``: the
+#   ("" for none), ``c`` the event's channel when it has one (issue 40, item 7: a Hub's
+#   channels across processes; an entry without it is on the unnamed channel), and on
+#   the last entry of each append (or batch) ``k``, the append's idempotency key.
+#   Entries are added with ``XADD key MAXLEN max_events 0-* ...``: the
 #   explicit ``0-*`` makes Redis (7.0 or later) number the entries 0-1, 0-2, 0-3... by
 #   itself, atomically, whichever process appends, so the numbers have no holes and the
 #   window's event numbers are the entries' sequence parts.
@@ -84,9 +86,15 @@ def _number(entry_id: Text) -> int:
 
 
 def _event(fields: Mapping[Text, Text], ident: str = "") -> Event:
+    return _entry(fields, ident)[0]
+
+
+def _entry(fields: Mapping[Text, Text], ident: str = "") -> tuple[Event, str | None]:
+    """The event of an entry's fields, and its channel (None: the unnamed one)."""
     values = {_text(name): _text(value) for name, value in fields.items()}
     retry = int(values["retry"]) if values["retry"] else None
-    return Event(type=values["type"], data=values["data"], id=ident, retry=retry)
+    event = Event(type=values["type"], data=values["data"], id=ident, retry=retry)
+    return event, values.get("c")
 
 
 def _token_and_end(value: Text) -> tuple[str, bool, bool]:
@@ -127,9 +135,10 @@ def _same_stream(
 DEDUP_WINDOW = 8
 
 # KEYS: the stream, the token's key.  ARGV: a fresh token, max_events, "~" or "=", the
-# idempotency key, then type, data and retry of each event.  Answers the token's key's
-# old value ("" for none) and the ID of the entry holding the idempotency key: the last
-# event of this append, added now or by an earlier try of the same append.
+# idempotency key, then type, data, retry and channel of each event (the channel "-"
+# for none, else "+" and its name, so that an empty name stays a name).  Answers the
+# token's key's old value ("" for none) and the ID of the entry holding the idempotency
+# key: the last event of this append, added now or by an earlier try of the same append.
 APPEND_SCRIPT = """
 local old = redis.call('SET', KEYS[2], ARGV[1], 'NX', 'GET') or ''
 local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', DEDUP_WINDOW)
@@ -142,15 +151,24 @@ for _, entry in ipairs(newest) do
   end
 end
 local last
-for i = 5, #ARGV - 3, 3 do
-  last = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[3], ARGV[2], '0-*',
-    'type', ARGV[i], 'data', ARGV[i + 1], 'retry', ARGV[i + 2])
+for i = 5, #ARGV, 4 do
+  local fields = {'type', ARGV[i], 'data', ARGV[i + 1], 'retry', ARGV[i + 2]}
+  if ARGV[i + 3] ~= '-' then
+    table.insert(fields, 'c')
+    table.insert(fields, string.sub(ARGV[i + 3], 2))
+  end
+  if i + 4 > #ARGV then
+    table.insert(fields, 'k')
+    table.insert(fields, ARGV[4])
+  end
+  last = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[3], ARGV[2], '0-*', unpack(fields))
 end
-local i = #ARGV - 2
-last = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[3], ARGV[2], '0-*',
-  'type', ARGV[i], 'data', ARGV[i + 1], 'retry', ARGV[i + 2], 'k', ARGV[4])
 return {old, last}
 """.replace("DEDUP_WINDOW", str(DEDUP_WINDOW))
+
+
+def _channels(channels: Iterable[str | None] | None) -> tuple[str | None, ...] | None:
+    return None if channels is None else tuple(channels)
 
 
 def _check(key: object, max_events: object) -> str:
@@ -179,12 +197,22 @@ class _Layout:
         self.max_events = max_events
         self.approximate = bool(approximate)
 
-    def append_args(self, events: Iterable[Event], token: str) -> tuple[list[str], list[str]]:
-        """The script's KEYS and ARGV for appending ``events`` (at least one)."""
+    def append_args(
+        self, events: Sequence[Event], token: str, channels: Sequence[str | None] | None
+    ) -> tuple[list[str], list[str]]:
+        """The script's KEYS and ARGV for appending ``events`` (at least one), each on
+        its channel of ``channels`` (None: all on the unnamed channel)."""
+        if channels is None:
+            channels = (None,) * len(events)
+        elif len(channels) != len(events):
+            raise ValueError(f"{len(events)} events but {len(channels)} channels")
         args = [token, str(self.max_events), "~" if self.approximate else "="]
         args.append(secrets.token_hex(8))  # the idempotency key: 64 random bits
-        for event in events:
-            args += (event.type, event.data, "" if event.retry is None else str(event.retry))
+        for event, channel in zip(events, channels, strict=True):
+            if channel is not None and type(channel) is not str:
+                raise TypeError(f"a channel must be a str or None, not {channel!r}")
+            retry = "" if event.retry is None else str(event.retry)
+            args += (event.type, event.data, retry, "-" if channel is None else f"+{channel}")
         return [self.key, self.token_key], args
 
     def appended(self, reply: Sequence[Any], token: str) -> tuple[str, int]:
@@ -236,15 +264,19 @@ class RedisStreamStore:
         """The stream's key and its token's key: expire or delete them together."""
         return self._layout.key, self._layout.token_key
 
-    def append(self, event: Event) -> tuple[str, int]:
+    def append(self, event: Event, *, channel: str | None = None) -> tuple[str, int]:
         """As :meth:`~sse_sansio.ReplayStore.append`, once however often redis-py
-        retries it (see :doc:`/stores-contract`)."""
-        return self.append_many((event,))
+        retries it (see :doc:`/stores-contract`); ``channel``: the Hub channel it is
+        published on, kept beside it (:meth:`AsyncRedisStreamStore.follow_channels`)."""
+        return self.append_many((event,), channels=(channel,))
 
-    def append_many(self, events: Iterable[Event]) -> tuple[str, int]:
+    def append_many(
+        self, events: Iterable[Event], *, channels: Iterable[str | None] | None = None
+    ) -> tuple[str, int]:
         """Keep ``events`` in order in one round trip, once however often redis-py
         retries it; return the token and the number of the last one (the others
-        have the numbers just before it).  With no event, the newest number."""
+        have the numbers just before it).  With no event, the newest number.
+        ``channels``: each event's channel, in order (None: none has one)."""
         batch = tuple(events)
         if not batch:
             snapshot = self.read(None)
@@ -252,7 +284,7 @@ class RedisStreamStore:
         if self._script is None:  # EVALSHA, loading the script when Redis lacks it
             self._script = self._client.register_script(APPEND_SCRIPT)
         token = new_token()
-        keys, args = self._layout.append_args(batch, token)
+        keys, args = self._layout.append_args(batch, token, _channels(channels))
         return self._layout.appended(self._script(keys=keys, args=args), token)
 
     def read(self, after: int | None) -> StoreSnapshot:
@@ -299,11 +331,13 @@ class AsyncRedisStreamStore:
         """As :attr:`RedisStreamStore.keys`."""
         return self._layout.key, self._layout.token_key
 
-    async def append(self, event: Event) -> tuple[str, int]:
+    async def append(self, event: Event, *, channel: str | None = None) -> tuple[str, int]:
         """As :meth:`RedisStreamStore.append`."""
-        return await self.append_many((event,))
+        return await self.append_many((event,), channels=(channel,))
 
-    async def append_many(self, events: Iterable[Event]) -> tuple[str, int]:
+    async def append_many(
+        self, events: Iterable[Event], *, channels: Iterable[str | None] | None = None
+    ) -> tuple[str, int]:
         """As :meth:`RedisStreamStore.append_many`."""
         batch = tuple(events)
         if not batch:
@@ -312,7 +346,7 @@ class AsyncRedisStreamStore:
         if self._script is None:
             self._script = self._client.register_script(APPEND_SCRIPT)
         token = new_token()
-        keys, args = self._layout.append_args(batch, token)
+        keys, args = self._layout.append_args(batch, token, _channels(channels))
         return self._layout.appended(await self._script(keys=keys, args=args), token)
 
     async def read(self, after: int | None, *, wait: float | None = None) -> StoreSnapshot:
@@ -333,6 +367,25 @@ class AsyncRedisStreamStore:
         self, after: int = 0, *, count: int = 100, block: float = 5.0
     ) -> AsyncGenerator[Event, None]:
         """Every event kept after number ``after`` (0: from the oldest kept), then
+        each one appended from now on, as it comes, with the ID the store gave it:
+        the live tail that feeds a process's :class:`~sse_sansio.Hub` through a
+        :class:`~sse_sansio.stores.MirrorStore` (docs/fanout.rst, across processes).
+        :meth:`follow_channels` says more, and gives each event's channel too."""
+        tail = self.follow_channels(after, count=count, block=block)
+        try:
+            async for event, _ in tail:
+                yield event
+        finally:
+            await tail.aclose()
+
+    async def follow_channels(
+        self, after: int = 0, *, count: int = 100, block: float = 5.0
+    ) -> AsyncGenerator[tuple[Event, str | None], None]:
+        """As :meth:`follow`, each event with the channel it was appended on (None:
+        the unnamed one): what a process's Hub publishes it on, so that its channels
+        and ``may_read`` rule it as in the process that published it.
+
+        Every event kept after number ``after`` (0: from the oldest kept), then
         each one appended from now on, as it comes, with the ID the store gave it:
         the live tail that feeds a process's :class:`~sse_sansio.Hub` through a
         :class:`~sse_sansio.stores.MirrorStore` (docs/fanout.rst, across processes).
@@ -376,7 +429,7 @@ class AsyncRedisStreamStore:
             for _key, entries in reply or ():
                 for entry_id, fields in entries:
                     number = _number(entry_id)
-                    yield _event(fields, f"{token}-{number}")
+                    yield _entry(fields, f"{token}-{number}")
 
     async def finish(self, *, cut: bool = False) -> None:
         """As :meth:`RedisStreamStore.finish`."""

@@ -99,7 +99,7 @@ def test_a_retried_append_is_stored_once(client: redis.Redis) -> None:
     key = new_key()
     store = RedisStreamStore(client, key, max_events=1000)
     script = client.register_script(APPEND_SCRIPT)
-    args = ["tok", "1000", "=", "the-key", "message", "once", ""]
+    args = ["tok", "1000", "=", "the-key", "message", "once", "", "-"]  # "-": no channel
     old, first_id = script(keys=[key, f"{key}:token"], args=args)
     store.append_many([Event(data="other")] * (DEDUP_WINDOW - 1))
     old, retried_id = script(keys=[key, f"{key}:token"], args=args)
