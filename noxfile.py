@@ -1,5 +1,10 @@
 """Developer sessions: ``nox`` runs tests (every supported Python), lint, typecheck, docs.
 
+``nox -s fast`` runs the fast subset (``pytest -m "not slow"``, the README's test
+command) and ``nox -s slow`` the rest, each on every supported Python found, without
+coverage: CI (.ci/run) runs the whole suite with coverage on one Python and these on the
+others.  Python 3.14 and 3.15 are tested by .ci/unstable, in a Debian chroot.
+
 ``nox -s bench`` runs the benchmark suite and ``nox -s fuzz`` a long fuzzing run; neither
 is a default session.  Nor are ``nox -s fallback`` (an install without a C compiler
 gives the pure package) and ``nox -s sanitize`` (the compiled core built with
@@ -23,7 +28,8 @@ nox.options.sessions = ["tests", "lint", "typecheck", "docs"]
 nox.options.error_on_missing_interpreters = os.environ.get("CI", "").lower() == "true"
 nox.options.reuse_existing_virtualenvs = True
 
-PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+# 3.14 and 3.15 too, where found (pyenv here stops at 3.13; .ci/unstable tests them).
+PYTHONS = ["3.11", "3.12", "3.13", "3.14", "3.15"]
 NO_EXTENSIONS = "SSE_SANSIO_NO_EXTENSIONS"
 # What a copy of the checkout leaves out: builds, environments, caches.
 COPY_IGNORE = shutil.ignore_patterns(
@@ -61,9 +67,9 @@ def _interpreter(*versions: str) -> str | None:
     return None
 
 
-# ruff and mypy (which checks for 3.10 whatever runs it) work on every supported Python;
+# ruff and mypy (which checks for 3.11 whatever runs it) work on every supported Python;
 # the pinned Sphinx needs 3.12 or later.
-ANY_PYTHON = _interpreter("3.12", "3.13", "3.11", "3.10")
+ANY_PYTHON = _interpreter("3.12", "3.13", "3.11")
 DOCS_PYTHON = _interpreter("3.12", "3.13")
 
 
@@ -97,6 +103,24 @@ def tests(session: nox.Session) -> None:
         # A data file of the session's own: .ci/run runs two of these sessions at once.
         env={NO_EXTENSIONS: "", "COVERAGE_FILE": _coverage_file(session)},
     )
+
+
+@nox.session(python=PYTHONS)
+def fast(session: nox.Session) -> None:
+    """The fast subset, ``pytest -m "not slow"`` (the README's test command), both cores."""
+    _install(session, "test")
+    session.run("python", "-bb", "-m", "pytest", "-m", "not slow", *session.posargs, env=_PLAIN)
+
+
+@nox.session(python=PYTHONS)
+def slow(session: nox.Session) -> None:
+    """The slow tests only, ``pytest -m slow``: servers, subprocesses, type checkers."""
+    _install(session, "test")
+    session.run("python", "-bb", "-m", "pytest", "-m", "slow", *session.posargs, env=_PLAIN)
+
+
+# Both cores are tested: the compiled one is not switched off from outside.
+_PLAIN = {NO_EXTENSIONS: ""}
 
 
 def _coverage_file(session: nox.Session) -> str:

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,35 @@ def test_ci_runs_the_readmes_test_command() -> None:
     test_command = _quick_start()[1]
     steps = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert test_command in steps
+
+
+def test_the_test_command_is_the_fast_subset_with_the_other_runs_named_under_it() -> None:
+    # Issue 43, item 4: a newcomer runs what is not slow; the whole suite and the slow
+    # tests are named in the paragraph right under the commands.
+    test_command = _quick_start()[1]
+    assert test_command.endswith(f'&& {VENV_PYTHON} -m pytest -m "not slow"')
+    under = _section("Quick start").split(test_command + "\n```\n", 1)[1]
+    paragraph = under.strip().split("\n\n", 1)[0]
+    assert f"`{VENV_PYTHON} -m pytest`" in paragraph
+    assert f"`{VENV_PYTHON} -m pytest -m slow`" in paragraph
+    markers = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    declared = markers["tool"]["pytest"]["ini_options"]["markers"]
+    assert [m.split(":")[0] for m in declared] == ["slow"]
+
+
+def test_the_supported_pythons_are_the_same_everywhere() -> None:
+    # Issue 43, item 1: CPython 3.11 to 3.15, said by the README, the metadata and CI.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["requires-python"] == ">=3.11"
+    prefix = "Programming Language :: Python :: 3."
+    minors = [int(c.removeprefix(prefix)) for c in project["classifiers"] if c.startswith(prefix)]
+    assert minors == list(range(11, 16))
+    assert "Standard library only; CPython 3.11 to 3.15." in README
+    nox = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+    assert 'PYTHONS = ["3.11", "3.12", "3.13", "3.14", "3.15"]' in nox
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert ".ci/unstable test 3.14" in ci
+    assert ".ci/unstable test 3.15" in ci
 
 
 @pytest.mark.slow
