@@ -101,10 +101,12 @@ class StreamMeta:
 class AppendPlan(NamedTuple):
     """What one POST asks a store to do, checked and written as one step.
 
-    ``units`` are empty for a close-only request; ``content_type`` is the request's
-    media type (None when it sent a body-less close); ``producer`` is
-    ``(id, epoch, seq)`` when the idempotent-producer headers came.  (A named tuple:
-    one is made per append, and a tuple is the cheapest value to make.)
+    ``units`` are empty for a close-only request; ``size`` is the positions they
+    cover; ``media_type`` is the request's media type, lower case and without
+    parameters (None when a body-less close sent none); ``producer`` is
+    ``(id, epoch, seq)`` when the idempotent-producer headers came; ``now`` is the
+    caller's time, for a store that keeps time of its own.  (A named tuple: one is
+    made per append, and a tuple is the cheapest value to make.)
     """
 
     units: Sequence[bytes]
@@ -212,7 +214,7 @@ class Store(Protocol):
 
     Paths are the full request paths; positions are integers (``_store.py`` explains
     them).  Each method is one atomic step for the paths it names.  A store for another
-    engine implements these six methods and passes tests/durable/test_durable_stores.py.
+    engine implements these seven methods and passes tests/durable/test_durable_stores.py.
     """
 
     def meta(self, path: str) -> StreamMeta | None:
