@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import replace
 from collections.abc import AsyncGenerator, AsyncIterable
+from dataclasses import replace
 from typing import Any
 
 from sse_sansio._errors import StreamCut
