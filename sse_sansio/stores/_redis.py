@@ -43,9 +43,11 @@
 # follower's next XREAD (redis-py reconnects and retries by itself, unseen) from a stream
 # whose numbers name other events: XREAD after 0-41 skipped the new stream's first 41
 # events and follow() gave the rest the old token, so one ID named two events.  So each
-# XREAD goes in one pipeline with GET of the token and the newest entry, answered by the
-# same server after the entries: a token that changed or vanished, or a newest number
-# below the last one yielded, raises StreamCut before anything of that batch is yielded.
+# XREAD goes in one pipeline with GET of the token, answered by the same server after
+# the entries: a token that changed or vanished raises StreamCut before anything of that
+# batch is yielded.  When a block passes empty, the token and the newest entry are read
+# together: a newest number below the last one yielded raises too (a batch needs no such
+# check: its entries are past that number).
 # A replica that lags but was written to until its numbers passed the follower's again
 # between two reads goes unseen (it has the same token and enough numbers): the entries
 # themselves would have to be compared, which costs every batch a read of the old ones.
@@ -104,28 +106,31 @@ def _token_and_end(value: Text) -> tuple[str, bool, bool]:
     return token, bool(mark), mark == "cut"
 
 
-def _same_stream(
-    key: str, token: str, held: Text | None, newest: Sequence[Any], number: int
-) -> bool:
-    """Check that the stream ``key`` a follower read is still the one whose token it
-    gave its events and that it has every number yielded so far (up to ``number``);
-    return whether the producer finished.  Raise StreamCut otherwise: a token that
-    changed or vanished (a Redis restarted without persistence, a replica that never
-    had the stream, the keys deleted) or a newest number below ``number`` (a replica
-    that lags) means the numbers now name other events than the ones yielded."""
+def _same_token(key: str, token: str, held: Text | None) -> bool:
+    """Check that the stream ``key`` a follower read still has the token it gave its
+    events; return whether the producer finished.  A token that changed or vanished (a
+    Redis restarted without persistence, a replica that never had the stream, the keys
+    deleted) raises StreamCut: the numbers now name other events."""
     now, finished, _ = _token_and_end(held) if held is not None else ("", False, False)
-    last = _number(newest[0][0]) if newest else 0
     if now != token:
         found = f"the token {now}" if now else "no token"
         raise StreamCut(
             f"{key}: the followed stream was replaced ({found}, not {token}): follow it anew"
         )
+    return finished
+
+
+def _not_behind(key: str, newest: Sequence[Any], number: int) -> int:
+    """The newest number of the stream ``key``, checked not to be below ``number``, the
+    last one yielded: a replica that lags raises StreamCut (the numbers past its newest
+    will be given to other events)."""
+    last = _number(newest[0][0]) if newest else 0
     if last < number:
         raise StreamCut(
             f"{key}: the followed stream went back to event {last} after {number} was "
             "yielded (a lagging replica?): follow it anew"
         )
-    return finished and last <= number
+    return last
 
 
 # How many of the newest entries an append looks through for its idempotency key: each
@@ -412,20 +417,27 @@ class AsyncRedisStreamStore:
         token = (await self.read(None)).token
         number = after
         block_ms = max(1, round(checked * 1000))
+        key, token_key = self.keys
         while True:
             # One round trip, on one connection, so on one server: the entries, then
-            # the token and the newest entry as that same server holds them after
-            # them.  A retry of redis-py after a lost connection (a restart, a
-            # failover) runs all three again on the new connection, so the token
-            # read with each batch is the token of that batch's stream.
+            # the token as that same server holds it after them.  A retry of redis-py
+            # after a lost connection (a restart, a failover) runs both again on the
+            # new connection, so the token read with a batch is its stream's.
             pipe = self._client.pipeline(transaction=False)
-            pipe.xread({self._layout.key: f"0-{number}"}, count=count, block=block_ms)
-            pipe.get(self._layout.token_key)
-            pipe.xrevrange(self._layout.key, count=1)
-            reply, held, newest = await pipe.execute()
-            ended = _same_stream(self._layout.key, token, held, newest, number)
-            if not reply and ended:
-                return  # the producer finished, and everything was yielded
+            pipe.xread({key: f"0-{number}"}, count=count, block=block_ms)
+            pipe.get(token_key)
+            reply, held = await pipe.execute()
+            _same_token(key, token, held)
+            if not reply:
+                # Idle: the token again, with the newest entry, for the end and for a
+                # stream that went back (a batch proves the newest is past ``number``).
+                pipe = self._client.pipeline(transaction=False)
+                pipe.get(token_key)
+                pipe.xrevrange(key, count=1)
+                held, newest = await pipe.execute()
+                finished = _same_token(key, token, held)
+                if _not_behind(key, newest, number) == number and finished:
+                    return  # the producer finished, and everything was yielded
             for _key, entries in reply or ():
                 for entry_id, fields in entries:
                     number = _number(entry_id)
