@@ -153,6 +153,7 @@ RUN_ONCE: dict[str, str] = {
     "test_server_stream": "the sending side writes bytes, parses none",
     "test_asgi": "the ASGI adapter's messages, compared as bytes",
     "test_serve_hub": "the adapters' messages, compared as bytes",
+    "test_channels_live": "live servers in subprocesses, parsed by the process's choice",
     "test_browser": "Chromium's EventSource is the parser under test, not ours",
     "test_browser_channels": "Chromium's EventSource is the parser under test, not ours",
     "test_response": "the response checks",
