@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sse_sansio._clock import seconds
 from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Event, new_event
 from sse_sansio._serializer import serialize
@@ -105,6 +104,10 @@ def wait_seconds(name: str, value: float | None) -> float | None:
         TypeError: not a number (a bool, a str).
         ValueError: NaN, an infinity, negative, or above MAX_WAIT.
     """
+    # Imported here: the clock module loads math, which ``import sse_sansio`` (that
+    # imports this module for MemoryStore) must not (tests/package/test_import_cost.py).
+    from sse_sansio._clock import seconds
+
     wait = seconds(name, value)
     if wait is not None and wait > MAX_WAIT:
         raise ValueError(f"{name} must be at most {MAX_WAIT:,.0f} seconds (a day), not {value!r}")
