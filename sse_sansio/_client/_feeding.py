@@ -109,7 +109,7 @@ Chunks = Iterable[Chunk] | _BinaryReader
 AsyncChunks = AsyncIterable[Chunk]
 EndOfStreamMode = Literal["raise", "yield"]
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    from typing import Unpack
 
     from sse_sansio._receive._options import Added, ClassicOptions, OptInOptions
 

@@ -92,7 +92,7 @@ from ._feeding import (
 from ._response import ResponseCheck, ResponseError, check_response
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    from typing import Unpack
 
     from sse_sansio._receive._options import ClassicOptions, OptInOptions
 

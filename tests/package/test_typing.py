@@ -88,7 +88,7 @@ def _run(tool: list[str], path: Path) -> subprocess.CompletedProcess[str]:
 
 def _mypy(path: Path) -> subprocess.CompletedProcess[str]:
     return _run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version=3.10"],
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version=3.11"],
         path,
     )
 
@@ -105,7 +105,7 @@ def _pyright(path: Path) -> subprocess.CompletedProcess[str]:
             "--pythonpath",
             sys.executable,
             "--pythonversion",
-            "3.10",
+            "3.11",
         ],
         path,
     )

@@ -203,10 +203,10 @@ def _revealed(line: str) -> set[str]:
 def _check(checker: str, paths: list[Path]) -> subprocess.CompletedProcess[str]:
     if checker == "mypy":
         tool = [sys.executable, "-m", "mypy", "--strict", "--warn-unreachable"]
-        tool += ["--no-incremental", "--python-version=3.10"]
+        tool += ["--no-incremental", "--python-version=3.11"]
     else:
         tool = [sys.executable, "-m", "pyright", "--pythonpath", sys.executable]
-        tool += ["--pythonversion", "3.10"]
+        tool += ["--pythonversion", "3.11"]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run(
         [*tool, *map(str, paths)],
