@@ -37,7 +37,7 @@ from collections.abc import Awaitable
 import redis
 import redis.asyncio
 
-from sse_sansio import Event, Hub, ReplayWindow, ServerStream
+from sse_sansio import Event, Hub, ReplayWindow, ServerStream, StreamCut
 from sse_sansio.stores import AsyncRedisStreamStore, MirrorStore, RedisStreamStore
 
 KEY = "sse_sansio:broadcast"
@@ -62,7 +62,25 @@ class Broadcast:
         self.connections: dict[ServerStream, asyncio.StreamWriter] = {}
 
     async def feed(self, store: AsyncRedisStreamStore) -> None:
-        """Publish every event of the stream's tail to this process's subscribers."""
+        """Publish every event of the stream's tail to this process's subscribers,
+        following it anew when it was replaced under the process (issue 41, item 6)."""
+        while True:
+            try:
+                await self.follow(store)
+                return
+            except StreamCut:
+                # Redis restarted without persistence, or a failover: the numbers now
+                # name other events.  Cut the live subscribers (each resumes, and its
+                # old ID is unknown to the new stream: the gap) and follow the new
+                # stream from its start; the mirror resets on its new token.
+                self.cut_all()
+
+    def cut_all(self) -> None:
+        for stream in self.hub.subscribers:
+            self.hub.unsubscribe(stream)
+            cut(self.connections[stream])
+
+    async def follow(self, store: AsyncRedisStreamStore) -> None:
         resets = self.mirror.resets
         async for event in store.follow(block=1.0):
             self.hub.publish(event, self.now())
@@ -70,9 +88,7 @@ class Broadcast:
                 # This process missed events (it fell behind MAXLEN): its live
                 # subscribers have a hole.  Cut them: each resumes, and gets the gap.
                 resets = self.mirror.resets
-                for stream in self.hub.subscribers:
-                    self.hub.unsubscribe(stream)
-                    cut(self.connections[stream])
+                self.cut_all()
             if not self.waking:
                 # Once the events Redis answered with at once are all published (the
                 # tail yields them without waiting): each writer wakes once per batch.

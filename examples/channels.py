@@ -29,27 +29,25 @@ import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Callable
-from fnmatch import fnmatchcase
 from typing import Annotated
 
 import redis.asyncio
 from fastapi import FastAPI, Header, HTTPException, Query, Request
 
-from sse_sansio import Comment, Event, Hub, ReplayWindow
+from sse_sansio import Comment, Event, Hub, ReplayWindow, StreamCut
 from sse_sansio.asgi import HubResponse
 from sse_sansio.stores import AsyncRedisStreamStore, MirrorStore
 
 KEY = os.environ.get("CHANNELS_KEY", "sse_sansio:channels")
 URL = os.environ.get("CHANNELS_REDIS_URL", "redis://127.0.0.1:6379/0")
-MAX_EVENTS = 10_000  # the stream's MAXLEN, and each process's mirror of it
-REVOKED: set[tuple[str, str]] = set()  # (user, channel pattern) taken away at run time
+REVOKED: set[tuple[str, str]] = set()  # (user, channel prefix) taken away at run time
 Bearer = Annotated[str, Header(alias="Authorization")]
 Channels = Annotated[list[str] | None, Query(alias="channel")]
 
 
 def may_read_as(user: str) -> Callable[[str | None, Event | Comment], bool]:
     def may_read(channel: str | None, item: Event | Comment) -> bool:
-        if channel is None or any(u == user and fnmatchcase(channel, p) for u, p in REVOKED):
+        if channel is None or any(u == user and channel.startswith(p) for u, p in REVOKED):
             return False
         return channel == f"user/{user}" or channel.startswith("scores/")
 
@@ -58,21 +56,24 @@ def may_read_as(user: str) -> Callable[[str | None, Event | Comment], bool]:
 
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    client = redis.asyncio.Redis.from_url(URL)
-    app.state.store = store = AsyncRedisStreamStore(client, KEY, max_events=MAX_EVENTS)
-    window = ReplayWindow(store=MirrorStore((await store.read(None)).token, max_events=MAX_EVENTS))
-    app.state.hub = hub = Hub(max_buffer=256 * 1024, window=window, now=time.monotonic())
-    follower = asyncio.ensure_future(follow(store, hub))
-    yield
-    follower.cancel()
-    await client.aclose()
+    async with redis.asyncio.Redis.from_url(URL) as client:  # 10,000 events kept, and mirrored
+        app.state.store = store = AsyncRedisStreamStore(client, KEY, max_events=10_000)
+        window = ReplayWindow(store=MirrorStore((await store.read(None)).token, max_events=10_000))
+        app.state.hub = hub = Hub(max_buffer=256 * 1024, window=window, now=time.monotonic())
+        follower = asyncio.ensure_future(follow(store, hub))
+        yield
+        follower.cancel()
 
 
 async def follow(store: AsyncRedisStreamStore, hub: Hub) -> None:
     """Publish every event of the shared log, on its channel, to this process's hub."""
-    async for event, channel in store.follow_channels(block=1.0):
-        hub.publish(event, time.monotonic(), channel=channel)
-    hub.close(time.monotonic())
+    while True:
+        try:
+            async for event, channel in store.follow_channels(block=1.0):
+                hub.publish(event, time.monotonic(), channel=channel)
+            return hub.close(time.monotonic())
+        except StreamCut:  # the log was replaced (Redis restarted empty): readers resume
+            hub.cut_subscribers(time.monotonic())
 
 
 app = FastAPI(lifespan=lifespan)
@@ -84,11 +85,6 @@ def user_of(authorization: str) -> str:
     return user
 
 
-def admin_only(authorization: str) -> None:
-    if user_of(authorization) != "admin":
-        raise HTTPException(403, "only admin publishes and revokes")
-
-
 @app.get("/events")
 def events(request: Request, channel: Channels = None, authorization: Bearer = "") -> HubResponse:
     user = user_of(authorization)
@@ -98,12 +94,14 @@ def events(request: Request, channel: Channels = None, authorization: Bearer = "
 
 @app.post("/publish/{channel:path}")
 async def publish(channel: str, request: Request, authorization: Bearer = "") -> dict[str, int]:
-    admin_only(authorization)
+    if user_of(authorization) != "admin":
+        raise HTTPException(403, "only admin publishes")
     event = Event(data=(await request.body()).decode())
     return {"number": (await request.app.state.store.append(event, channel=channel))[1]}
 
 
-@app.post("/revoke/{user}/{pattern:path}")
-def revoke(user: str, pattern: str, authorization: Bearer = "") -> None:
-    admin_only(authorization)
-    REVOKED.add((user, pattern))  # in this process: revoke on each, or keep rights elsewhere
+@app.post("/revoke/{user}/{prefix:path}")
+def revoke(user: str, prefix: str, authorization: Bearer = "") -> None:
+    if user_of(authorization) != "admin":
+        raise HTTPException(403, "only admin revokes")
+    REVOKED.add((user, prefix))  # in this process: revoke on each, or keep rights elsewhere

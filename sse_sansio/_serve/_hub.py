@@ -281,6 +281,21 @@ class Hub:
         self._ending = cut
         if self._window is not None:
             self._window.close(cut=cut)
+        self._end_all(now, cut)
+
+    def cut_subscribers(self, now: float) -> None:
+        """End every subscriber's stream as a cut, and let them go; the hub stays open.
+
+        For a log that was replaced under the hub (a Redis restarted without
+        persistence: :meth:`~sse_sansio.stores.AsyncRedisStreamStore.follow_channels`
+        raised :class:`~sse_sansio.StreamCut`): the live subscribers would miss events
+        without a sign, so each is cut, and its client resumes (and learns of the gap).
+        Later subscribers are served as usual.
+        """
+        self._end_all(self._clock.read(now, "cut_subscribers"), True)
+
+    def _end_all(self, now: float, cut: bool) -> None:
+        """End every subscriber (after what is queued for it) and let it go."""
         readers = list(self._readers.items())
         for stream, _ in readers:
             self.unsubscribe(stream)

@@ -19,6 +19,7 @@ fact, under a generous guard.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import signal
 import socket
@@ -253,7 +254,7 @@ async def channels_scenario(servers: Servers) -> None:
     stalled.writer.close()
 
     # A right revoked in a process: a replay there leaves out what it no longer covers.
-    await post(ports[1], "/revoke/u5/scores/*")
+    await post(ports[1], "/revoke/u5/scores/")
     half = ids["half"]
     again = Reader("u5")
     mine = [d for c, d in published if c == "user/u5"]
@@ -301,3 +302,20 @@ async def sigterm_scenario(servers: Servers) -> None:
 
 def test_a_server_stopped_with_sigterm_hands_its_readers_to_the_other(servers: Servers) -> None:
     asyncio.run(asyncio.wait_for(sigterm_scenario(servers), GUARD * 2))
+
+
+def test_the_example_holds_in_60_lines() -> None:
+    source = (EXAMPLES / "channels.py").read_text()
+    tree = ast.parse(source)
+    docstrings: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+            docstrings.update(range(first.lineno, (first.end_lineno or 0) + 1))
+    lines = [
+        text
+        for number, text in enumerate(source.splitlines(), 1)
+        if text.strip() and not text.strip().startswith("#") and number not in docstrings
+    ]
+    assert len(lines) <= 60, len(lines)

@@ -388,3 +388,19 @@ def test_a_may_read_that_raises_without_a_wake_still_cuts() -> None:
     hub.publish(Event(data="x"), 1.0)
     assert stream.state == "cut"
     assert hub.subscribers == ()
+
+
+def test_cut_subscribers_cuts_every_reader_and_the_hub_goes_on(conn_cls: Any) -> None:
+    hub = Hub(max_buffer=1000, window=ReplayWindow(), now=0.0)
+    woken: list[str] = []
+    first = hub.subscribe(0.0, channels=["a"], wake=lambda: woken.append("a"))
+    second = hub.subscribe(0.0)
+    hub.publish(Event(data="1"), 1.0, channel="a")
+    hub.cut_subscribers(2.0)
+    assert (first.state, second.state) == ("cut", "cut")
+    assert hub.subscribers == ()
+    assert woken == ["a", "a"]
+    assert datas(conn_cls, first) == ["1"]  # what was queued still goes out
+    later = hub.subscribe(3.0, channels=["a"])
+    hub.publish(Event(data="2"), 3.0, channel="a")
+    assert datas(conn_cls, later) == ["2"]
