@@ -16,10 +16,10 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-import sse_sansio
-
-PACKAGE = Path(sse_sansio.__file__).resolve().parent
-ROOT = PACKAGE.parent
+# The checkout's sources, not the imported package's folder: an installed wheel (the
+# cibuildwheel test, issue 43 item 5) holds no C sources.
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "sse_sansio"
 RECEIVE = PACKAGE / "_receive"
 FIELDS_HEADER = "_core_fields.h"
 
