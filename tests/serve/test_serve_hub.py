@@ -561,7 +561,9 @@ def test_the_filter_drops_uvicorns_line_for_our_cuts_only(
         await send({"type": "http.response.body", "body": b"x", "more_body": True})
 
     async def main() -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="off", log_config=None)
+        config = uvicorn.Config(  # (an earlier test may have set its loggers' level higher)
+            app, host="127.0.0.1", port=0, lifespan="off", log_config=None, log_level="warning"
+        )
         server = uvicorn.Server(config)
         task = asyncio.ensure_future(server.serve())
         while not server.started:
@@ -576,14 +578,26 @@ def test_the_filter_drops_uvicorns_line_for_our_cuts_only(
             server.should_exit = True
             await asyncio.wait_for(task, GUARD)
 
+    # The server's lines are read by a handler on its own logger: an earlier test's
+    # uvicorn may have configured that logger not to propagate to the root's.
+    server_log = logging.getLogger("uvicorn.error")
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    handler = Keep(logging.WARNING)
     quiet = IncompleteResponseFilter()
-    logging.getLogger("uvicorn.error").addFilter(quiet)
+    server_log.addFilter(quiet)
+    server_log.addHandler(handler)
     try:
         with caplog.at_level(logging.WARNING):
             asyncio.run(main())
     finally:
-        logging.getLogger("uvicorn.error").removeFilter(quiet)
-    lines = [r.getMessage() for r in caplog.records if r.name == "uvicorn.error"]
+        server_log.removeFilter(quiet)
+        server_log.removeHandler(handler)
+    lines = [r.getMessage() for r in seen]
     assert lines == ["ASGI callable returned without completing response."]  # theirs
     ours = [r for r in caplog.records if r.name == "sse_sansio.serve"]
     assert [r.levelname for r in ours] == ["WARNING", "WARNING"]  # one line per cut
