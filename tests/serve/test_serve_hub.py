@@ -601,3 +601,25 @@ def test_the_filter_drops_uvicorns_line_for_our_cuts_only(
     assert lines == ["ASGI callable returned without completing response."]  # theirs
     ours = [r for r in caplog.records if r.name == "sse_sansio.serve"]
     assert [r.levelname for r in ours] == ["WARNING", "WARNING"]  # one line per cut
+
+
+def test_a_hub_burst_past_max_buffer_drops_a_subscriber_that_had_no_turn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The hub's bound is the app's to size (docs/channels.rst: rate x jitter plus the
+    # largest burst): publishes that never let the loop run fill the queue past it.
+    async def main() -> Client:
+        hub = Hub(max_buffer=100, now=time.monotonic())
+        client = Client()
+        task = asyncio.ensure_future(client.run(HubResponse(hub, keepalive=None)))
+        await until(lambda: len(hub.subscribers) == 1)
+        for _ in range(3):
+            hub.publish(Event(data="z" * 60), time.monotonic())
+        await task
+        return client
+
+    with caplog.at_level(logging.WARNING, logger="sse_sansio.serve"):
+        client = asyncio.run(main())
+    assert client.body() == b""
+    assert not client.completed()
+    assert "fell more than max_buffer bytes behind" in caplog.text
