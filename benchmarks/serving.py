@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import socket
 import statistics
 import subprocess
@@ -55,6 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
+from benchmarks.resume import timed  # noqa: E402
 from sse_sansio import Event, Hub, ReplayWindow, serialize  # noqa: E402
 
 Case = Callable[[], object]
@@ -62,20 +62,6 @@ DATA = '{"delta": "' + "x" * 80 + '"}'  # a ~100-byte frame: "data: {...}\n\n"
 FRAME = serialize(Event(data=DATA))
 KINDS = ("raw", "ours-source", "ours-hub", "sse-starlette")
 IDLE_KINDS = ("raw", "ours-source", "ours-hub", "sse-starlette")
-
-
-def timed(cases: dict[str, Case], rounds: int) -> dict[str, float]:
-    """The median CPU time of each case over ``rounds`` rounds, the order rotating."""
-    names = list(cases)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for round_ in range(rounds):
-        order = names[round_ % len(names) :] + names[: round_ % len(names)]
-        for name in order:
-            gc.collect()
-            start = time.thread_time()
-            cases[name]()
-            samples[name].append(time.thread_time() - start)
-    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 # --- in-process: the hub's publish ----------------------------------------------------
@@ -347,13 +333,13 @@ def main() -> None:
         return
     count, rounds = (5_000, 3) if options.quick else (options.events, options.rounds)
     print(f"Python {sys.version.split()[0]}, medians of {rounds} rounds")
-    fan = timed(fanout_cases(1000, 100), rounds)
+    fan = timed(fanout_cases(1000, 100), rounds, time.thread_time)
     print(
         f"publish to 1,000 readers: {fan['fan-out: hub'] / 100 * 1e6:8.1f} us/event "
         f"{fan['fan-out: hub'] / fan['fan-out: floor']:5.2f}x 1,000 deque appends "
         f"({fan['fan-out: floor'] / 100 * 1e6:.1f} us)"
     )
-    nobody = timed(nobody_cases(10_000, 10_000), rounds)
+    nobody = timed(nobody_cases(10_000, 10_000), rounds, time.thread_time)
     for label, hub, floor in (
         ("", "nobody: hub", "nobody: floor"),
         (", window", "nobody: hub, window", "nobody: floor, window"),

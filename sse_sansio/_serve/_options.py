@@ -91,18 +91,20 @@ class Options:
                 f"query_cursor must be a non-empty str or None, not {self.query_cursor!r}"
             )
         seconds("max_lifetime", self.max_lifetime, positive=True)
-        ServerStream(  # the stream's own options, checked by the stream
-            now=0.0,
-            keepalive=self.keepalive,
-            first_byte=self.first_byte,
-            padding=self.padding,
-            coalesce_bytes=self.coalesce_bytes,
-            coalesce_delay=self.coalesce_delay,
-            max_buffer=self.max_buffer,
-            window=self.window,
-        )
+        # The stream's own options, checked by the stream.
+        ServerStream(now=0.0, max_buffer=self.max_buffer, window=self.window, **self.stream())
         if type(self.status_code) is not int or not 100 <= self.status_code <= 599:
             raise ValueError(f"status_code must be an HTTP status, not {self.status_code!r}")
+
+    def stream(self) -> dict[str, Any]:
+        """The options every response's ServerStream takes (a hub's subscriber too)."""
+        return {
+            "keepalive": self.keepalive,
+            "first_byte": self.first_byte,
+            "padding": self.padding,
+            "coalesce_bytes": self.coalesce_bytes,
+            "coalesce_delay": self.coalesce_delay,
+        }
 
 
 _ALL = frozenset(f.name for f in fields(Options))

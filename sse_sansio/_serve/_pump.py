@@ -142,14 +142,7 @@ def start_source(options: Options, source: Source, cursor: str | None) -> Start:
     """Plan a response that serves ``source``, after a replay from the window."""
     now = time.monotonic()
     stream = ServerStream(
-        now=now,
-        keepalive=options.keepalive,
-        first_byte=options.first_byte,
-        padding=options.padding,
-        coalesce_bytes=options.coalesce_bytes,
-        coalesce_delay=options.coalesce_delay,
-        max_buffer=options.max_buffer,
-        window=options.window,
+        now=now, max_buffer=options.max_buffer, window=options.window, **options.stream()
     )
     if options.window is not None:
         replay(stream, options.window, cursor, now)
@@ -176,12 +169,8 @@ def start_hub(
         channels=channels,
         may_read=may_read,
         last_event_id=cursor,
-        keepalive=options.keepalive,
-        first_byte=options.first_byte,
-        padding=options.padding,
-        coalesce_bytes=options.coalesce_bytes,
-        coalesce_delay=options.coalesce_delay,
         wake=pump.wake,
+        **options.stream(),
     )
     pump.attach(stream, hub)
     return Start(_status(stream, options), pump)
