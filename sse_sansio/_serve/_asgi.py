@@ -26,7 +26,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
@@ -58,6 +58,17 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 
+def _encoded(headers: Mapping[str, str] | None) -> tuple[tuple[bytes, bytes], ...]:
+    """The SSE headers and ``headers``, as ASGI sends them."""
+    return tuple(
+        (name.lower().encode("latin-1"), value.encode("latin-1"))
+        for name, value in response_headers(headers)
+    )
+
+
+_DEFAULT_RAW = _encoded(None)
+
+
 class _Served(_Base):
     """What both responses share: the headers, the cursor, the ASGI conversation."""
 
@@ -66,10 +77,23 @@ class _Served(_Base):
         self.status_code = options.status_code
         #: Starlette reads and FastAPI sets it: run after the stream, as Starlette does.
         self.background: Any = background
-        self.raw_headers = [
-            (name.lower().encode("latin-1"), value.encode("latin-1"))
-            for name, value in response_headers(options.headers)
-        ]
+        # The encoded headers: one tuple shared by every response without headers of
+        # its own (issue 40, item 8: an idle response's memory), copied into a list of
+        # its own only when someone asks for raw_headers (Starlette's ``headers`` edits
+        # that list in place).
+        self._shared = _DEFAULT_RAW if options.headers is None else _encoded(options.headers)
+        self._raw: list[tuple[bytes, bytes]] | None = None
+
+    @property
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """The response's headers as Starlette keeps them (a list of its own)."""
+        if self._raw is None:
+            self._raw = list(self._shared)
+        return self._raw
+
+    @raw_headers.setter
+    def raw_headers(self, value: list[tuple[bytes, bytes]]) -> None:
+        self._raw = value
 
     def _start(self, cursor: str | None) -> Start:  # pragma: no cover - each class has its own
         raise NotImplementedError
@@ -84,13 +108,12 @@ class _Served(_Base):
 
         watch_shutdown()
         start = self._start(cursor(scope, self._options.query_cursor))
+        headers = self._shared if self._raw is None else self._raw
         if start.status == 204:
-            await send({"type": "http.response.start", "status": 204, "headers": self.raw_headers})
+            await send({"type": "http.response.start", "status": 204, "headers": headers})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         else:
-            await send(
-                {"type": "http.response.start", "status": start.status, "headers": self.raw_headers}
-            )
+            await send({"type": "http.response.start", "status": start.status, "headers": headers})
             outcome = await start.pump.run(write, disconnected)
             if outcome == "ended":
                 await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -81,7 +81,8 @@ async def events(*texts: str) -> AsyncIterator[Event]:
 
 def test_a_source_that_ends_ends_the_response_with_the_sse_headers() -> None:
     client = serve(EventStreamResponse(events("a", "b"), headers={"X-Trace": "1"}))
-    start = client.messages[0]
+    start = dict(client.messages[0])
+    start["headers"] = list(start["headers"])  # ASGI takes any iterable of pairs
     assert start == {
         "type": "http.response.start",
         "status": 200,
@@ -319,6 +320,18 @@ def test_options_are_checked_when_the_response_is_made() -> None:
 
 def test_it_is_a_starlette_response_where_starlette_is_installed() -> None:
     assert isinstance(EventStreamResponse(events()), Response)
+
+
+def test_headers_set_through_starlette_are_sent_and_stay_with_their_response() -> None:
+    edited, plain = EventStreamResponse(events("a")), EventStreamResponse(events("a"))
+    edited.headers["X-Set-Later"] = "1"  # Starlette's MutableHeaders edits raw_headers
+    assert (b"x-set-later", b"1") in edited.raw_headers
+    sent = dict(serve(edited).messages[0]["headers"])
+    assert sent[b"x-set-later"] == b"1"
+    assert b"x-set-later" not in dict(serve(plain).messages[0]["headers"])
+    replaced = EventStreamResponse(events("a"))
+    replaced.raw_headers = [(b"content-type", b"text/event-stream")]
+    assert list(serve(replaced).messages[0]["headers"]) == [(b"content-type", b"text/event-stream")]
 
 
 def without_starlette(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
