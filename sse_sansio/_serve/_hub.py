@@ -146,9 +146,11 @@ class Hub:
         self._window = window
         self._key = key
         self._readers: dict[ServerStream, Reader] = {}  # insertion-ordered; O(1) removal
-        self._everyone: dict[ServerStream, None] = {}  # channels=None
-        self._exact: dict[str, dict[ServerStream, None]] = {}
-        self._patterns: dict[str, dict[ServerStream, None]] = {}
+        # Each index maps a subscriber's stream to its Reader, so a publish reads both
+        # in one step (issue 40, item 8).
+        self._everyone: dict[ServerStream, Reader] = {}  # channels=None
+        self._exact: dict[str, dict[ServerStream, Reader]] = {}
+        self._patterns: dict[str, dict[ServerStream, Reader]] = {}
         self._matched: dict[str, tuple[str, ...]] = {}  # name -> the patterns it matches
         self._channel_of: dict[str, str | None] = {}  # event ID -> channel, oldest first
         self._trim_at = 64  # the channel log's length that prompts a trim
@@ -327,18 +329,18 @@ class Hub:
         self._readers[stream] = reader
         names = reader[0]
         if names is None:
-            self._everyone[stream] = None
+            self._everyone[stream] = reader
             return
         for name in names:
             if not _WILD.intersection(name):
-                self._exact.setdefault(name, {})[stream] = None
+                self._exact.setdefault(name, {})[stream] = reader
             elif name in self._patterns:
-                self._patterns[name][stream] = None
+                self._patterns[name][stream] = reader
             else:
-                self._patterns[name] = {stream: None}
+                self._patterns[name] = {stream: reader}
                 self._matched.clear()  # a new pattern: the cached matches are stale
 
-    def _targets(self, channel: str | None) -> dict[ServerStream, None] | None:
+    def _targets(self, channel: str | None) -> dict[ServerStream, Reader] | None:
         """The subscribers of ``channel``, each once (None or empty: nobody)."""
         everyone = self._everyone
         if channel is None:
@@ -366,16 +368,14 @@ class Hub:
 
     def _deliver_all(
         self,
-        targets: dict[ServerStream, None],
+        targets: dict[ServerStream, Reader],
         frame: Frame,
         channel: str | None,
         item: Event | Comment,
         now: float,
     ) -> None:
-        readers = self._readers
         gone = []
-        for stream in tuple(targets):
-            _, may_read, wake = readers[stream]
+        for stream, (_, may_read, wake) in tuple(targets.items()):
             if may_read is not None and not self._may(stream, may_read, channel, item, now):
                 if stream.state != "open":  # may_read raised: cut, and its writer told
                     gone.append(stream)

@@ -43,7 +43,9 @@
 # tests for it; data_to_send() hands out inline.  A property test holds send()'s bytes
 # and refusals equal to serialize()'s for any event, forged ones included.
 #
-# A Hub's subscribers (issue 34, _hub.py) are ServerStreams too, fed by deliver():
+# A Hub's subscribers (issue 34, _hub.py) are ServerStreams too, fed by deliver()
+# (whose commonest case, an open "disconnect" subscriber with room, is _queue() inline:
+# a publish to 1,000 subscribers went from 18x to 12x a loop of 1,000 deque appends):
 # a Frame is an item serialized once for all of them, trusted because only
 # serialize() made its bytes (it keeps no setter); bytes a caller sends are still
 # checked by send().  subscriber() makes such a stream with the hub's policy for a
@@ -531,6 +533,20 @@ def deliver(stream: ServerStream, frame: Frame, now: float) -> bool:
         clock.latest = now  # time: one subscriber's clock never fails a whole publish
     else:
         now = clock.latest
+    if stream._plain:  # open, "disconnect": _queue() inline, while the frame fits
+        size = stream._size
+        data = frame.data
+        total = size + len(data)
+        if total <= stream._max_buffer or not size:
+            stream._frames.append(data)
+            stream._size = total
+            due_at = stream._due_at
+            if due_at is None:
+                due_at = now + stream._hold
+            if (frame.urgent or total >= stream._burst) and now < due_at:
+                due_at = now
+            stream._due_at = due_at
+            return False
     if stream._state != "open":
         return stream._state == "slow"
     slots = stream._slots
