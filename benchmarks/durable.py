@@ -25,7 +25,6 @@ first checked to produce the same bytes.  On a shared machine expect 10-20 % noi
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import shutil
 import statistics
@@ -41,26 +40,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
+from benchmarks.resume import timed  # noqa: E402
 from sse_sansio.durable import DurableStreams, Request, Response  # noqa: E402
 
 Case = Callable[[], object]
 NOW = 1_800_000_000.0
 PATH = "/v1/stream/bench"
 TEXT = [("content-type", "text/plain")]
-
-
-def timed(cases: dict[str, Case], rounds: int, clock: Callable[[], float]) -> dict[str, float]:
-    """The median time of each case over ``rounds`` rounds, the order rotating."""
-    names = list(cases)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for round_ in range(rounds):
-        order = names[round_ % len(names) :] + names[: round_ % len(names)]
-        for name in order:
-            gc.collect()
-            start = clock()
-            cases[name]()
-            samples[name].append(clock() - start)
-    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def append_cases(messages: int, size: int = 1024) -> dict[str, Case]:
