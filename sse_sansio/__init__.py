@@ -40,12 +40,12 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # loaded on first use at run time (_load_layers() below)
     from ._client._reconnect import AttemptEnd, Reconnect, ReconnectPlanner, Stop, StopCause
+    from ._gateway._relay import Relay
     from ._health._coalescer import Coalescer
     from ._health._keepalive import KeepalivePlanner
     from ._health._watchdog import Verdict, Watchdog
     from ._resume._replay import AsyncReplayWindow, ReplayWindow, Resume, window_token
     from ._serve._hub import Hub
-    from ._serve._relay import Relay
     from ._serve._server_stream import ServerStream
 
 __all__ = [
@@ -114,7 +114,7 @@ _LAYERS: dict[str, tuple[str, ...]] = {
     "._health._watchdog": ("Verdict", "Watchdog"),
     "._resume._replay": ("AsyncReplayWindow", "ReplayWindow", "Resume", "window_token"),
     "._serve._hub": ("Hub",),
-    "._serve._relay": ("Relay",),
+    "._gateway._relay": ("Relay",),
     "._serve._server_stream": ("ServerStream",),
 }
 _LAZY = frozenset(name for names in _LAYERS.values() for name in names)

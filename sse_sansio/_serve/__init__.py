@@ -7,12 +7,11 @@ structure the framework adapters share (read the source, write what the stream h
 out, keepalives, backpressure, disconnects); ``_asgi.py`` (``sse_sansio.asgi``) and
 ``_aiohttp.py`` (``sse_sansio.aiohttp``) fit it to their frameworks, importing the
 framework only inside themselves, so that ``import sse_sansio`` imports none.
-``_relay.py`` (``sse_sansio.Relay``) is a source for gateways: an upstream's bytes
-parsed (``_receive``), watched (``_health``'s Watchdog) and judged (``llm``).
 ``_hub.py`` (``sse_sansio.Hub``) fans one producer's items out to many ServerStreams,
 each serialized once, with a policy for the subscriber that falls behind.
 
 What it may import: the top-level vocabulary, ``_health`` (the keepalive planner) and
-``_resume`` (the replay window); ``_receive`` and ``llm`` too, for the relay; never
-``_client`` or ``_cli``.
+``_resume`` (the replay window); never the parser (``_receive``), ``llm``, ``_client``
+or ``_cli``.  ``Relay``, the source that parses and judges an upstream for a gateway,
+lives a floor above, in ``_gateway``.
 """

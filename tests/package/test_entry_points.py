@@ -32,9 +32,9 @@ import sse_sansio
 from sse_sansio import testing
 from sse_sansio._cli import _run as _cli
 from sse_sansio._client import _feeding, _reconnect
+from sse_sansio._gateway import _relay
 from sse_sansio._receive import _implementation
 from sse_sansio._receive._connection import PyConnection
-from sse_sansio._serve import _relay
 from sse_sansio.testing import _redaction
 from tests.conftest import RUN_ONCE
 

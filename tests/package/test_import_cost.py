@@ -187,7 +187,7 @@ import sys
 import sse_sansio.{face}
 stream = sys.modules["sse_sansio._serve._server_stream"].ServerStream
 assert stream.__module__ == "sse_sansio", stream.__module__
-assert sys.modules["sse_sansio._serve._relay"].Relay.__module__ == "sse_sansio"
+assert sys.modules["sse_sansio._gateway._relay"].Relay.__module__ == "sse_sansio"
 print("ok")
 """
     result = _fresh(code)

@@ -46,7 +46,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "llm": frozenset({VOCABULARY}),
     "stores": frozenset({VOCABULARY, "_resume"}),
     "testing": frozenset({VOCABULARY, "_receive"}),
-    "_serve": frozenset({VOCABULARY, "_receive", "_health", "_resume", "llm"}),
+    # The serving layer writes streams: it knows neither the parser nor llm (issue 42,
+    # item 9); the relay that needs both is the gateway's, a floor above.
+    "_serve": frozenset({VOCABULARY, "_health", "_resume"}),
+    "_gateway": frozenset({VOCABULARY, "_receive", "_health", "llm"}),
     "_cli": frozenset({VOCABULARY, "_receive", "testing", "llm"}),
     # Durable Streams (issue 44): its SSE read mode is written by the serving layer.
     "durable": frozenset({VOCABULARY, "_serve"}),
@@ -184,6 +187,20 @@ def test_no_module_imports_another_modules_private_name() -> None:
 
 def test_every_import_goes_through_an_allowed_door() -> None:
     assert wrong_doors(package_sources()) == []
+
+
+def test_the_serving_layer_imports_neither_the_parser_nor_llm() -> None:
+    # Issue 42, item 9, in the words of the issue, besides ALLOWED's row: the sources
+    # themselves, not the table, so that a row widened by mistake still fails here.
+    sources = package_sources()
+    reached = {
+        layer_of(f"{target}.{name}" if f"{target}.{name}" in sources else target)
+        for module, (source, is_package) in sources.items()
+        if layer_of(module) == "_serve"
+        for target, name, _line in imports_of(source, module, is_package)
+    }
+    assert "_health" in reached  # the scan sees the layer's imports...
+    assert not reached & {"_receive", "llm"}, reached  # ...and neither of these
 
 
 def test_the_compiled_core_imports_only_what_the_receive_layer_may() -> None:
