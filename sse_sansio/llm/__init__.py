@@ -44,7 +44,7 @@ from ._registry import DIALECT_NAMES, REFRAMER_DIALECTS
 from ._stats import StreamStats
 from ._tracker import Tracker
 from ._translator import Translator
-from ._usage import Usage
+from ._usage import Provenance, Usage
 
 __all__ = [
     "DIALECT_NAMES",
@@ -58,6 +58,7 @@ __all__ = [
     "Outcome",
     "PayloadError",
     "Progress",
+    "Provenance",
     "Reframer",
     "StreamStats",
     "TextMerge",

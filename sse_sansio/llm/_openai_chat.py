@@ -21,7 +21,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Final
 
 from sse_sansio._events import Event
@@ -37,7 +36,7 @@ from ._dialect import (
     quoted,
 )
 from ._outcome import Verdict
-from ._usage import Usage, count, merge
+from ._usage import Usage, count, merge, settled
 
 __all__ = ["OpenAIChat"]
 
@@ -98,7 +97,7 @@ class OpenAIChat(Dialect):
             if self.usage_last and self.figures.provenance == "partial":
                 # Usage in the chunk just before [DONE] is the last word on it, even
                 # where a compatible server sent it with the choices.
-                self.figures = replace(self.figures, provenance="reported")
+                self.figures = settled(self.figures)
             unfinished = sorted(self.seen - self.finishes.keys())
             return finish_verdict(
                 self.finishes,

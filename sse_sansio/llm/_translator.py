@@ -48,7 +48,7 @@ from ._outcome import Outcome
 from ._pipe import close, next_item
 from ._registry import DIALECTS, WRITERS, make_dialect
 from ._tracker import Tracker
-from ._usage import UNAVAILABLE
+from ._usage import UNAVAILABLE, given
 from ._writing import Writer
 
 __all__ = ["WRITERS", "Translator"]
@@ -113,10 +113,16 @@ class Translator:
         """The source's :class:`Outcome`, once :meth:`end` was called (or the
         ``EndOfStream`` fed).
 
+        Its usage is the upstream's, with ``input_tokens`` filled from the
+        translator's own where the upstream gave none; its
+        :class:`Provenance` marks that figure ``"given"``.
+
         Raises:
             LocalProtocolError: the upstream has not ended yet.
         """
-        return self._tracker.outcome
+        outcome = self._tracker.outcome
+        usage = given(outcome.usage, self.input_tokens)
+        return outcome if usage is outcome.usage else replace(outcome, usage=usage)
 
     def feed(self, item: Event | Comment | EndOfStream) -> Output:
         """The target's items for the next upstream item (often none, or one).
@@ -199,8 +205,8 @@ class Translator:
         if outcome.outcome == "cut":
             return list(writer.flush())
         usage = outcome.usage if outcome.usage.provenance == "reported" else UNAVAILABLE
-        if usage.provenance == "reported" and usage.input_tokens is None:
-            usage = replace(usage, input_tokens=self.input_tokens)  # the known figure
+        if usage.provenance == "reported":
+            usage = given(usage, self.input_tokens)  # the known figure, where none came
         return list(writer.finish(self._kind(outcome), usage))
 
     def _kind(self, outcome: Outcome) -> str:

@@ -744,6 +744,43 @@ def test_provenance_on_every_ending_through_a_translation(
         assert outcome.usage.input_tokens == (known if opened else None)
 
 
+# Where each figure came from (issue 42, item 4): the translator's outcome is the
+# source's, with the known input where the upstream gave none, marked "given".  The
+# expected sources are this table's, read from the stream's shape: message_start says
+# input 5 (an interim report), message_delta output 7 (the final one).
+@pytest.mark.parametrize("upstream_input", [{"input_tokens": 5}, {}])
+@pytest.mark.parametrize("known", [None, 42])
+@pytest.mark.parametrize("ending", sorted(USAGE_ENDINGS))
+def test_the_translators_outcome_says_where_each_figure_came_from(
+    ending: str, known: int | None, upstream_input: dict[str, Any]
+) -> None:
+    items = _anthropic(upstream_input, *USAGE_ENDINGS[ending])
+    translator = Translator("anthropic", "openai-chat", input_tokens=known)
+    _through(translator, items)
+    usage = translator.outcome.usage
+    final = ending == "completed"
+    upstream_word = "reported" if final else "partial"
+    if upstream_input:
+        expected_input: tuple[Any, Any] = (5, upstream_word)  # the upstream's wins
+    elif known is not None:
+        expected_input = (42, "given")
+    else:
+        expected_input = (None, None)
+    assert (usage.input_tokens, usage.provenance.input_tokens) == expected_input
+    assert (usage.output_tokens, usage.provenance.output_tokens) == (
+        (7, "reported") if final else (None, None)
+    )
+    assert (usage.provenance.cached_tokens, usage.provenance.reasoning_tokens) == (None, None)
+    if final:
+        word = "reported"
+    elif upstream_input or known is not None:
+        word = "partial"  # some figure is known, not the API's final report
+    else:
+        word = "unavailable"
+    assert usage.provenance == word
+    assert json.loads(json.dumps(translator.outcome.to_json()))["usage"]["provenance"] == word
+
+
 @pytest.mark.parametrize(
     ("value", "error"), [(-1, ValueError), (True, TypeError), (1.5, TypeError), ("7", TypeError)]
 )

@@ -7,13 +7,16 @@ that arrived whole say, and "reported" only once the API's final figures came.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
+import pickle
 from typing import Any
 
 import pytest
 
 from sse_sansio import Event
-from sse_sansio.llm import Tracker, Usage, _dialect
+from sse_sansio.llm import Provenance, Tracker, Usage, _dialect
 from sse_sansio.testing import parse
 from tests.helpers import llm_streams as s
 
@@ -167,3 +170,70 @@ def test_a_huge_event_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert tracker.outcome.usage == Usage(1, 1 << 18, None, None, "reported")
     assert len(calls) == 2  # the two JSON events, once each; [DONE] is not decoded
     assert calls[0] > 1 << 20
+
+
+# Provenance figure by figure (issue 42, item 4).
+
+
+def test_a_usage_word_becomes_a_provenance_for_its_figures() -> None:
+    usage = Usage(input_tokens=3, cached_tokens=0, provenance="partial")
+    provenance = usage.provenance
+    assert isinstance(provenance, Provenance)
+    assert (provenance, str(provenance), hash(provenance)) == (
+        "partial",
+        "partial",
+        hash("partial"),
+    )
+    sources = [getattr(provenance, f) for f in ("input_tokens", "output_tokens")]
+    sources += [provenance.cached_tokens, provenance.reasoning_tokens]
+    assert sources == ["partial", None, "partial", None]
+    assert json.dumps({"p": provenance}) == '{"p": "partial"}'
+    assert Usage().provenance == "unavailable"
+    assert Usage().provenance.input_tokens is None
+
+
+def test_a_provenance_pickles_and_copies_as_itself() -> None:
+    provenance = Provenance("reported", "given", "reported")
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        back = pickle.loads(pickle.dumps(provenance, protocol))
+        assert (type(back), back, back.input_tokens, back.output_tokens) == (
+            Provenance,
+            "reported",
+            "given",
+            "reported",
+        )
+    assert copy.deepcopy(provenance) is provenance
+    assert repr(provenance) == (
+        "Provenance('reported', input_tokens='given', output_tokens='reported')"
+    )
+    assert repr(Provenance("unavailable")) == "Provenance('unavailable')"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("final",), ("reported", "maybe"), ("partial", None, "reported", None, None, "x")],
+)
+def test_a_provenance_says_what_is_wrong(args: tuple[Any, ...]) -> None:
+    with pytest.raises((ValueError, TypeError)):
+        Provenance(*args)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"provenance": "final"},
+        {"input_tokens": 3, "provenance": "unavailable"},
+        {"input_tokens": 3, "provenance": Provenance("reported", None, "given")},
+    ],
+)
+def test_a_usage_refuses_a_provenance_that_is_not_its_own(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="Usage"):
+        Usage(**kwargs)
+
+
+def test_replace_keeps_the_apis_word_for_the_new_figures() -> None:
+    usage = dataclasses.replace(Usage(input_tokens=3, provenance="reported"), output_tokens=4)
+    assert (usage.provenance.input_tokens, usage.provenance.output_tokens) == (
+        "reported",
+        "reported",
+    )

@@ -198,6 +198,7 @@ VALUES: dict[str, object] = {
         token="t-1", first=4, last=5, events=((4, Event(data="x")), (5, Event(type="y")))
     ),
     "llm.Usage": llm.Usage(input_tokens=10, output_tokens=5, provenance="partial"),
+    "llm.Provenance": llm.Provenance("reported", "given", "reported"),
     "llm.ToolCall": llm.ToolCall(
         id="call_1", name="lookup", arguments='{"q": 1}', arguments_json={"q": 1}, complete=True
     ),
