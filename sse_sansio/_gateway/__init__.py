@@ -9,8 +9,9 @@ the classes they belong to in ``llm``: they read any async iterable of items and
 nothing of a relay, so they need no room above ``llm`` (issue 42, item 9).
 
 Why a layer of its own: the serving layer writes streams and knows nothing of parsing
-or of LLM dialects; the relay needs both.  Kept here, above ``_serve``, ``_receive``,
-``_health`` and ``llm``, it lets ``_serve`` import neither the parser nor ``llm``.
+or of LLM dialects; the relay needs both.  Kept here, above ``_receive``, ``_health``
+and ``llm`` and beside ``_serve`` (a relay is handed to a response, it never makes
+one), it lets ``_serve`` import neither the parser nor ``llm``.
 
 What it may import: the top-level vocabulary, ``_receive``, ``_health`` and ``llm``;
 never ``_serve`` (a relay is a source, not a response), ``_client`` or ``_cli``.
