@@ -45,7 +45,7 @@ if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
 from sse_sansio import Event  # noqa: E402
-from sse_sansio.llm import Answer, Tracker, Usage  # noqa: E402
+from sse_sansio.llm import Answer, HoldBack, StreamStats, Tracker, Usage  # noqa: E402
 from sse_sansio.testing import parse  # noqa: E402
 
 TARGET = 1.3
@@ -244,6 +244,45 @@ def tracker(dialect: str, events: list[Event]) -> Callable[[], object]:
     return run
 
 
+def holdback(dialect: str, events: list[Event]) -> Callable[[], object]:
+    """HoldBack(chars=200): push every event at its time, then approve() the tail."""
+    times = [0.01 * i for i in range(len(events))]
+
+    def run() -> object:
+        hold = HoldBack(dialect, chars=200, now=0.0)
+        push = hold.push
+        sent = 0
+        for event, at in zip(events, times, strict=True):
+            sent += len(push(event, at))
+        return sent + len(hold.approve())
+
+    return run
+
+
+def stats(dialect: str, events: list[Event]) -> Callable[[], object]:
+    """StreamStats: saw_item() for every event at its time, end(), as_dict()."""
+    times = [0.01 * i for i in range(len(events))]
+    last = times[-1] if times else 0.0
+
+    def run() -> object:
+        s = StreamStats(dialect, now=0.0)
+        saw = s.saw_item
+        for event, at in zip(events, times, strict=True):
+            saw(event, at)
+        s.end(last)
+        return s.as_dict()
+
+    return run
+
+
+#: The cases measured beside the floor, by name.
+CASES: dict[str, Callable[[str, list[Event]], Callable[[], object]]] = {
+    "tracker": tracker,
+    "holdback": holdback,
+    "stats": stats,
+}
+
+
 def timed(cases: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
     """The median CPU seconds of one run of each case, interleaved round-robin."""
     samples: dict[str, list[float]] = {name: [] for name in cases}
@@ -258,12 +297,16 @@ def timed(cases: dict[str, Callable[[], object]], rounds: int) -> dict[str, floa
 
 
 def check(dialect: str, events: list[Event]) -> None:
-    """The tracker's answer is the whole stream's: a benchmark of a wrong answer is void."""
+    """Each case read the whole stream: a benchmark of a wrong answer is void."""
     result = tracker(dialect, events)()
     outcome, usage, answer = cast("tuple[str, Usage, Answer]", result)
     assert outcome == "completed", (dialect, outcome)
     assert usage.provenance == "reported", (dialect, usage)
     assert len(answer.text) > len(events), (dialect, len(answer.text))
+    assert holdback(dialect, events)() == len(events), dialect  # every event released
+    figures = cast("dict[str, Any]", stats(dialect, events)())
+    assert figures["outcome"] == "completed", (dialect, figures)
+    assert figures["token_events"] >= len(events) - 8, (dialect, figures)
 
 
 # -- callgrind: instructions per event, deterministic -------------------------------------
@@ -271,47 +314,60 @@ def check(dialect: str, events: list[Event]) -> None:
 _TOTAL = re.compile(r"^(?:summary|totals):\s*(\d+)", re.MULTILINE)
 
 
-def _counted(dialect: str, n: int, case: str) -> None:
-    """Run in the child process under valgrind: warm up, then one counted pass."""
+def _counted(dialect: str, n: int, cases: list[str]) -> None:
+    """Run in the child process under valgrind: for each case in turn, a warm-up pass,
+    then one counted pass inside reduce() (valgrind dumps the counts as it returns)."""
     events = events_of(dialect, n)
-    run = floor(events) if case == "floor" else tracker(dialect, events)
-    run()
-    reduce(lambda _, __: run(), [None, None], None)  # the counted pass: reduce calls it once
+    for case in cases:
+        run = floor(events) if case == "floor" else CASES[case](dialect, events)
+        run()
+        reduce(lambda _, __: run(), [None, None], None)  # the counted pass: reduce calls it once
+
+
+def counts(dialect: str, n: int, cases: list[str]) -> dict[str, float]:
+    """Instructions per event of each case, counted in one process under valgrind
+    (``--dump-after=functools_reduce``: one dump per case, in order)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        code = (
+            f"import sys; sys.path.append({str(ROOT)!r}); "
+            "from benchmarks import llm_tracker as b; "
+            f"b._counted({dialect!r}, {n}, {cases!r})"
+        )
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--collect-atstart=no",
+                "--toggle-collect=functools_reduce",
+                "--dump-after=functools_reduce",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                "-c",
+                code,
+            ],
+            check=True,
+            capture_output=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+        )
+        dumps = sorted(Path(tmp).glob("callgrind.out.*"), key=lambda f: int(f.suffix[1:]))
+        found = [_TOTAL.search(dump.read_text()) for dump in dumps]
+        totals = [int(match[1]) for match in found if match is not None]
+    assert len(totals) == len(cases), (dialect, len(totals), cases)
+    events = len(events_of(dialect, n))
+    return {case: total / events for case, total in zip(cases, totals, strict=True)}
 
 
 def callgrind(dialects: list[str], n: int) -> int:
-    print("| dialect | json.loads, instr/event | Tracker, instr/event | ratio |")
-    print("|---|---:|---:|---:|")
+    names = list(CASES)
+    print("instructions per event; ratio = case / json.loads")
+    print("| dialect | json.loads | " + " | ".join(f"{c} | ratio" for c in names) + " |")
+    print("|---|---:|" + "---:|---:|" * len(names))
     for dialect in dialects:
-        counts = {}
-        for case in ("floor", "tracker"):
-            with tempfile.TemporaryDirectory() as tmp:
-                out = Path(tmp) / "callgrind.out"
-                code = (
-                    f"import sys; sys.path.append({str(ROOT)!r}); "
-                    "from benchmarks import llm_tracker as b; "
-                    f"b._counted({dialect!r}, {n}, {case!r})"
-                )
-                subprocess.run(
-                    [
-                        "valgrind",
-                        "--tool=callgrind",
-                        "--collect-atstart=no",
-                        "--toggle-collect=functools_reduce",
-                        f"--callgrind-out-file={out}",
-                        sys.executable,
-                        "-c",
-                        code,
-                    ],
-                    check=True,
-                    capture_output=True,
-                    env={**os.environ, "PYTHONHASHSEED": "0"},
-                )
-                found = _TOTAL.search(out.read_text())
-                assert found is not None
-                counts[case] = int(found[1]) / len(events_of(dialect, n))
-        ratio = counts["tracker"] / counts["floor"]
-        print(f"| {dialect} | {counts['floor']:,.0f} | {counts['tracker']:,.0f} | {ratio:.2f}x |")
+        found = counts(dialect, n, ["floor", *names])
+        base = found["floor"]
+        cells = " | ".join(f"{found[c]:,.0f} | {found[c] / base:.2f}x" for c in names)
+        print(f"| {dialect} | {base:,.0f} | {cells} |", flush=True)
     return 0
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from sse_sansio._clock import Clock
 from sse_sansio._clock import seconds as checked_seconds
@@ -43,7 +43,7 @@ from sse_sansio._events import Comment, EndOfStream, Event
 from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
 
 from ._pipe import Item, close, next_item
-from ._reading import Mark, read
+from ._reading import Reader
 from ._registry import DIALECTS, REFRAMER_DIALECTS, make_dialect
 
 __all__ = ["HoldBack"]
@@ -52,11 +52,13 @@ __all__ = ["HoldBack"]
 Sent = Event | Comment
 
 
-class _Held(NamedTuple):
-    item: Sent
-    text: str  # the answer text it carries ("" for any other item)
-    through: int  # the count of text characters pushed up to its last one
-    at: float  # when it was pushed
+# One item in line, a plain tuple (one per pushed item: no class to build, issue 42,
+# item 8): the item, the answer text it carries ("" for any other item), the count of
+# text characters pushed up to its last one, and when it was pushed.
+_Held = tuple[Sent, str, int, float]
+_ITEM: Final = 0
+_TEXT: Final = 1
+_AT: Final = 3
 
 
 class HoldBack:
@@ -131,7 +133,7 @@ class HoldBack:
         self.seconds = checked_seconds("HoldBack: seconds", seconds)
         self._clock = Clock("HoldBack", now)
         self._dialect = make_dialect(dialect)
-        self._mark = Mark()
+        self._reader = Reader(self._dialect)
         self._held: deque[_Held] = deque()
         self._pushed = 0  # characters of text pushed so far
         self.vetoed = False
@@ -140,14 +142,14 @@ class HoldBack:
     @property
     def held_text(self) -> str:
         """The text pushed but not released yet (what a veto would drop)."""
-        return "".join(held.text for held in self._held)
+        return "".join(held[_TEXT] for held in self._held)
 
     @property
     def deadline(self) -> float | None:
         """When :meth:`pop` releases held text by time; None: nothing waits for time."""
         if self.seconds is None or not self._held:
             return None
-        return self._held[0].at + self.seconds  # the head is held text (_release)
+        return self._held[0][_AT] + self.seconds  # the head is held text (_release)
 
     def push(self, item: Sent, now: float) -> list[Sent]:
         """Take the next item of the upstream (an Event or a Comment); return the items
@@ -155,13 +157,16 @@ class HoldBack:
         at = self._clock.read(now, "push")
         if self.vetoed:
             return []
-        text = ""
-        if isinstance(item, Event):
-            reading = read(self._dialect, item, self._mark)
-            self._mark, text = reading.mark, reading.text
+        text = self._reader.text_of(item) if isinstance(item, Event) else ""
         self.last_text = text
+        held = self._held
+        if not text:
+            if not held:
+                return [item]  # nothing ahead of it: it goes at once
+            held.append((item, text, self._pushed, at))
+            return self._release(at)
         self._pushed += len(text)
-        self._held.append(_Held(item, text, self._pushed, at))
+        held.append((item, text, self._pushed, at))
         return self._release(at)
 
     def pop(self, now: float) -> list[Sent]:
@@ -172,7 +177,7 @@ class HoldBack:
     def approve(self) -> list[Sent]:
         """Release everything held: the checker passed the text so far.  The window
         goes on for the text pushed later."""
-        out = [held.item for held in self._held]
+        out = [held[_ITEM] for held in self._held]
         self._held.clear()
         return out
 
@@ -258,31 +263,33 @@ class HoldBack:
     def _release(self, now: float) -> list[Sent]:
         out: list[Sent] = []
         held = self._held
-        while held and (not held[0].text or self._due(held[0], now)):
-            out.append(held.popleft().item)
+        chars, seconds, pushed = self.chars, self.seconds, self._pushed
+        while held:
+            _, text, through, at = held[0]
+            if (
+                text
+                and (chars is None or pushed - through < chars)
+                and (seconds is None or now - at < seconds)
+            ):
+                break  # held text whose time has not come
+            out.append(held.popleft()[_ITEM])
         return out
-
-    def _due(self, held: _Held, now: float) -> bool:
-        chars, seconds = self.chars, self.seconds
-        return (chars is not None and self._pushed - held.through >= chars) or (
-            seconds is not None and now - held.at >= seconds
-        )
 
     # Pickling (issue 32, item 4): a HoldBack mid-stream is a state machine worth
     # keeping; its pickle names sse_sansio.llm.HoldBack (the dialect pickles as
-    # sse_sansio.llm.Dialect), its clock, mark and held items as plain tuples.
+    # sse_sansio.llm.Dialect), its clock, reader's counts and held items as plain data.
     def __reduce__(self) -> tuple[object, ...]:
         return public_reduce(
             self,
             _clock=clock_state(self._clock),
-            _mark=tuple(self._mark),
-            _held=[tuple(held) for held in self._held],
+            _reader=self._reader.state(),
+            _held=list(self._held),
         )
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = with_clock(state)
-        state["_mark"] = Mark(*state["_mark"])
-        state["_held"] = deque(_Held(*held) for held in state["_held"])
+        state["_reader"] = Reader(state["_dialect"], state["_reader"])
+        state["_held"] = deque(state["_held"])
         restore(self, state)
 
 

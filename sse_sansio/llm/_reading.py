@@ -4,24 +4,35 @@
 # Both need to know, event by event, what the model wrote: HoldBack holds the answer's
 # text back, character by character; StreamStats times the first token and the gaps
 # between tokens, and tells keepalives from progress.  Neither learns any API's shape
-# here: the dialect's own reading does it.  read() hands the event to the dialect
-# (decode, then observe, as the Tracker does) and looks at what the dialect's Parts
-# gained: new text fragments are the text the event carried, new reasoning fragments,
-# new tool calls or argument fragments make it a token too.  So an event counts as text
-# exactly when the dialect's Tracker would put text in Answer.text for it, and a fix to
-# a dialect's reading (a new shape of delta) reaches both at once.
+# here: the dialect's own reading does it.  A Reader hands the event to the dialect
+# (decode, then observe: the Tracker's reading, once) and looks at what the dialect's
+# Parts gained: new text fragments are the text the event carried, new reasoning
+# fragments, new tool calls or argument fragments make it a token too.  So an event
+# counts as text exactly when the dialect's Tracker would put text in Answer.text for
+# it, and a fix to a dialect's reading (a new shape of delta) reaches both at once.
 #
-# State: the caller keeps a Mark (plain data: what the Parts held after the last event),
-# so the objects that read stay picklable by their public class.  "auto" reads through
-# the dialect it detected: when the dialect in charge changes, its Parts are new, and
-# the counts start again from zero.  Once the dialect gave its verdict (the terminal
-# event, an error), later events change nothing (the Tracker's rule), so they are read
-# as adding nothing.  An event whose data breaks the dialect's rules (a PayloadError)
-# adds nothing either: the Tracker reports it; a client's decoder shows no text of it.
+# Cost (issue 42, item 8: HoldBack.push and StreamStats.saw_item at most 1.5x
+# json.loads per event): each event is decoded and observed once, as the Tracker does,
+# and nothing is built per event (no tuple, no list) but the text it carried.
+# HoldBack asks only for the text (text_of()); StreamStats asks for the token and the
+# progress as two bits (read()).  Progress is the dialect's moves(), a second look at
+# the payload, asked only for an event that carried no text: in every dialect an event
+# that adds answer text moves the answer on (a text delta, a block or item started
+# with text, a chunk whose content is text), which tests/llm/test_llm_reading.py holds
+# against moves() itself on every stream of the suite.
+#
+# State: plain counts (what the Parts held after the last event), so the objects that
+# read stay picklable by their public class (state() and Reader(dialect, state)).
+# "auto" reads through the dialect it detected: when the dialect in charge changes, its
+# Parts are new (another object), and the counts start again from zero.  Once the
+# dialect gave its verdict (the terminal event, an error), later events change nothing
+# (the Tracker's rule), so they are read as adding nothing, without decoding them.  An
+# event whose data breaks the dialect's rules (a PayloadError) adds nothing either but
+# counts as progress: the Tracker reports it; a client's decoder shows no text of it.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final
 
 from sse_sansio._events import Event
 
@@ -29,50 +40,89 @@ from ._answer import Parts
 from ._dialect import Dialect
 from ._outcome import PayloadError, Verdict
 
-__all__ = ["Mark", "Reading", "read"]
+__all__ = ["MOVES", "TOKEN", "Reader", "ReaderState"]
+
+#: read(): the event carried output (text, reasoning, a tool call's name or arguments).
+TOKEN: Final = 1
+#: read(): the event adds to the answer or ends it (Progress's rule).
+MOVES: Final = 2
+
+#: A Reader's counts as plain data: text and reasoning fragments, calls, settled.
+ReaderState = tuple[int, int, int, bool]
 
 
-class Mark(NamedTuple):
-    """What the dialect's Parts held after the last event read (plain data)."""
+class Reader:
+    """What each event of one stream adds to the answer, by its dialect's reading."""
 
-    dialect: str = ""  # the name of the dialect in charge (for "auto", the detected one)
-    text: int = 0  # text fragments
-    reasoning: int = 0  # reasoning fragments
-    calls: int = 0  # tool calls, and argument fragments and whole values among them
-    settled: bool = False  # the dialect gave its verdict: later events add nothing
+    __slots__ = ("calls", "dialect", "parts", "reasoning", "settled", "text", "verdict")
 
+    def __init__(self, dialect: Dialect, state: ReaderState = (0, 0, 0, False)) -> None:
+        self.dialect = dialect
+        self.parts: Parts = dialect.answer_parts()  # the Parts the counts are of
+        self.text, self.reasoning, self.calls, self.settled = state
+        self.verdict: Verdict | None = None  # the verdict, from the event that settled
 
-class Reading(NamedTuple):
-    """What one event added to the answer."""
+    def state(self) -> ReaderState:
+        """The counts as plain data (for pickling; the Parts are the dialect's)."""
+        return (self.text, self.reasoning, self.calls, self.settled)
 
-    text: str  # the answer text it carried ("" for none)
-    token: bool  # it carried output: text, reasoning or a tool call's name or arguments
-    moves: bool  # it adds to the answer or ends it (Progress's rule)
-    verdict: Verdict | None  # the verdict it gave, if it settled the outcome
-    mark: Mark  # the new mark
+    def text_of(self, event: Event) -> str:
+        """The answer text ``event`` carried (``""`` for none): HoldBack's question."""
+        if self.settled:
+            return ""
+        dialect = self.dialect
+        try:
+            payload = dialect.decode(event)
+        except PayloadError:
+            return ""  # the Tracker reports it
+        verdict = dialect.observe(event, payload)
+        if verdict is not None:
+            self.settled, self.verdict = True, verdict
+        parts = dialect.answer_parts()
+        if parts is not self.parts:
+            self._restart(parts)
+        texts = parts.text
+        seen = self.text
+        if len(texts) == seen:
+            return ""
+        self.text = len(texts)
+        # Most events add one fragment: join only when there are more.
+        return texts[seen] if len(texts) == seen + 1 else "".join(texts[seen:])
 
+    def read(self, event: Event) -> int:
+        """What ``event`` did, as bits: TOKEN (it carried output), MOVES (progress).
+        StreamStats's question, asked only while not :attr:`settled`."""
+        dialect = self.dialect
+        try:
+            payload = dialect.decode(event)
+        except PayloadError:
+            return MOVES  # the Tracker reports it: an event nonetheless
+        verdict = dialect.observe(event, payload)
+        if verdict is not None:
+            self.settled, self.verdict = True, verdict
+        parts = dialect.answer_parts()
+        if parts is not self.parts:
+            self._restart(parts)
+        texts, reasonings = parts.text, parts.reasoning
+        wrote = len(texts) > self.text and any(texts[self.text :])
+        self.text = len(texts)
+        token = wrote
+        if len(reasonings) > self.reasoning:
+            token = token or any(reasonings[self.reasoning :])
+            self.reasoning = len(reasonings)
+        if parts.calls:
+            calls = _calls(parts)
+            token = token or calls > self.calls
+            self.calls = calls
+        if wrote:
+            return TOKEN | MOVES  # text moves the answer on in every dialect (above)
+        moves = MOVES if dialect.current().moves(event, payload) else 0
+        return TOKEN | moves if token else moves
 
-def read(dialect: Dialect, event: Event, mark: Mark) -> Reading:
-    """Read ``event`` with ``dialect``; ``mark`` is what the last reading returned."""
-    if mark.settled:
-        return Reading("", False, False, None, mark)
-    try:
-        payload = dialect.decode(event)
-    except PayloadError:
-        return Reading("", False, True, None, mark)  # the Tracker reports it
-    verdict = dialect.observe(event, payload)
-    current = dialect.current()
-    if current.name != mark.dialect:
-        mark = Mark(current.name)
-    parts = dialect.answer_parts()
-    texts, reasonings = parts.text, parts.reasoning
-    # Most events add one fragment or none: slice and join only when there is one.
-    text = "".join(texts[mark.text :]) if len(texts) > mark.text else ""
-    reasoned = len(reasonings) > mark.reasoning and any(reasonings[mark.reasoning :])
-    calls = _calls(parts) if parts.calls else 0
-    token = bool(text) or reasoned or calls > mark.calls
-    now = Mark(current.name, len(texts), len(reasonings), calls, verdict is not None)
-    return Reading(text, token, current.moves(event, payload), verdict, now)
+    def _restart(self, parts: Parts) -> None:
+        """The dialect in charge changed ("auto" detected one): count its Parts."""
+        self.parts = parts
+        self.text = self.reasoning = self.calls = 0
 
 
 def _calls(parts: Parts) -> int:

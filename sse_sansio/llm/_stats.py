@@ -39,7 +39,7 @@ from sse_sansio._events import Comment, Event
 from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
 
 from ._dialect import Dialect
-from ._reading import Mark, read
+from ._reading import MOVES, TOKEN, Reader
 from ._registry import make_dialect
 
 __all__ = ["StreamStats"]
@@ -82,7 +82,7 @@ class StreamStats:
         self.stall = duration("StreamStats: stall", stall, positive=True)
         self._clock = Clock("StreamStats", now)
         self._start = self._clock.latest
-        self._mark = Mark()
+        self._reader = Reader(self._dialect)
         self._first_byte: float | None = None
         self._first_event: float | None = None
         self._first_token: float | None = None
@@ -179,15 +179,15 @@ class StreamStats:
         self._events += 1
         if self._first_event is None:
             self._first_event = at
-        if self._mark.settled:
+        reader = self._reader
+        if reader.settled:
             return  # after the answer's verdict: an event, neither progress nor life
-        reading = read(self._dialect, event, self._mark)
-        self._mark = reading.mark
-        if reading.verdict is not None:
-            self._outcome = reading.verdict.outcome
-        if reading.token:
+        did = reader.read(event)
+        if reader.verdict is not None:
+            self._outcome = reader.verdict.outcome
+        if did & TOKEN:
             self._token(at)
-        if reading.moves:
+        if did & MOVES:
             self._close_gap(at)
             self._progress_at = at
         else:
@@ -217,13 +217,13 @@ class StreamStats:
 
     # Pickling (issue 32, item 4): a StreamStats mid-stream is a state machine worth
     # keeping; its pickle names sse_sansio.llm.StreamStats (the dialect pickles as
-    # sse_sansio.llm.Dialect), its clock and mark as plain tuples.
+    # sse_sansio.llm.Dialect), its clock and reader's counts as plain tuples.
     def __reduce__(self) -> tuple[object, ...]:
-        return public_reduce(self, _clock=clock_state(self._clock), _mark=tuple(self._mark))
+        return public_reduce(self, _clock=clock_state(self._clock), _reader=self._reader.state())
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = with_clock(state)
-        restore(self, {**state, "_mark": Mark(*state["_mark"])})
+        restore(self, {**state, "_reader": Reader(state["_dialect"], state["_reader"])})
 
 
 def _median(ordered: list[float]) -> float | None:

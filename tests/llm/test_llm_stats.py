@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import copy
 import pickle
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sse_sansio import Comment, Event, LocalProtocolError
-from sse_sansio.llm import StreamStats, generic
+from sse_sansio.llm import REFRAMER_DIALECTS, PayloadError, StreamStats, generic
+from sse_sansio.llm._reading import MOVES, TOKEN, Reader
+from sse_sansio.llm._registry import make_dialect
 from sse_sansio.testing import parse
 from tests.helpers.llm_streams import data, named
 
@@ -246,3 +249,147 @@ def test_stats_pickled_mid_stream_carry_on_as_their_twin() -> None:
         back.end(2.0)
         assert back.as_dict()["inter_token_gaps"]["max"] == 0.5
         assert back.as_dict()["token_events"] == 2
+
+
+# -- the shared reading (issue 42, item 8): the fast path reads as the plain rule does ----
+#
+# The Reader (sse_sansio/llm/_reading.py) decodes and observes each event once and asks
+# the dialect's moves() only for an event that carried no text.  Here the plain rule,
+# written out again: after each event, what the dialect's Parts gained (the new text
+# joined; a new reasoning fragment that is not empty; a new call, argument fragment or
+# whole value) and moves() asked on every event; nothing read after the verdict; a bad
+# payload adds nothing and counts as progress.  Both must agree on every event of every
+# stream of tests/data/llm and of the corners below, in the stream's dialect and "auto".
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "llm"
+
+
+def _plain(dialect_name: str, stream: list[Event]) -> list[tuple[str, bool, bool]]:
+    """(text, token, moves) per event, by the plain rule."""
+    dialect = make_dialect(dialect_name)
+    out: list[tuple[str, bool, bool]] = []
+    settled = False
+    for event in stream:
+        if settled:
+            out.append(("", False, False))
+            continue
+        before = dialect.answer_parts()
+        texts, reasonings = list(before.text), list(before.reasoning)
+        calls = {
+            k: (len(c.parts), c.value is not None, c.final is not None)
+            for k, c in before.calls.items()
+        }
+        try:
+            payload = dialect.decode(event)
+        except PayloadError:
+            out.append(("", False, True))
+            continue
+        settled = dialect.observe(event, payload) is not None
+        after = dialect.answer_parts()
+        if after is not before:  # "auto" detected its dialect: everything is new
+            texts, reasonings, calls = [], [], {}
+        text = "".join(after.text[len(texts) :])
+        reasoned = any(after.reasoning[len(reasonings) :])
+        grew = any(
+            key not in calls
+            or (len(call.parts), call.value is not None, call.final is not None) != calls[key]
+            for key, call in after.calls.items()
+        )
+        moves = dialect.current().moves(event, payload)
+        out.append((text, bool(text) or reasoned or grew, moves))
+    return out
+
+
+def _fast(dialect_name: str, stream: list[Event]) -> list[tuple[str, bool, bool]]:
+    """(text, token, moves) per event, by two Readers: text_of() and read()."""
+    texts, bits = Reader(make_dialect(dialect_name)), Reader(make_dialect(dialect_name))
+    out = []
+    for event in stream:
+        text = texts.text_of(event)
+        did = 0 if bits.settled else bits.read(event)
+        out.append((text, bool(did & TOKEN), bool(did & MOVES)))
+    return out
+
+
+CORNERS: dict[str, tuple[str, bytes]] = {
+    # Two text parts in one chunk: the event's text is both, joined.
+    "gemini-two-parts": (
+        "gemini",
+        data({"candidates": [{"content": {"parts": [{"text": "a"}, {"text": "b"}]}}]})
+        + data({"candidates": [{"content": {"parts": [{"text": "c"}]}, "finishReason": "STOP"}]}),
+    ),
+    # An empty content, an empty reasoning fragment, then reasoning; an empty
+    # function_call object starts a (nameless) call without moving the answer.
+    "openai-chat-corners": (
+        "openai-chat",
+        chat({"role": "assistant", "content": ""})
+        + chat({"reasoning_content": ""})
+        + chat({"reasoning_content": "hm"})
+        + chat({"function_call": {}})
+        + chat({"function_call": {"arguments": "{}"}})
+        + chat({"content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]})
+        + chat({}, "stop")
+        + b"data: [DONE]\n\n"
+        + chat({"content": "after the end"}),
+    ),
+    # Thinking, a ping, a payload that is not JSON (the Tracker's error), then text.
+    "anthropic-corners": (
+        "anthropic",
+        anthropic_delta("think", "thinking")
+        + PING
+        + b"event: content_block_delta\ndata: {not json\n\n"
+        + anthropic_delta("text")
+        + named({"type": "message_stop"}),
+    ),
+}
+
+
+def _streams() -> list[tuple[str, str, list[Event]]]:
+    found = []
+    for path in sorted(DATA.glob("*.sse")):
+        dialect = next(name for name in REFRAMER_DIALECTS if path.name.startswith(name + "-"))
+        found.append((path.stem, dialect, events(path.read_bytes())))
+    for name, (dialect, stream) in CORNERS.items():
+        found.append((name, dialect, events(stream)))
+    return found
+
+
+@pytest.mark.parametrize("mode", ["own", "auto"])
+def test_the_readers_fast_path_reads_as_the_plain_rule(mode: str) -> None:
+    streams = _streams()
+    assert len(streams) == len(list(DATA.glob("*.sse"))) + len(CORNERS) >= 25
+    for name, dialect, stream in streams:
+        chosen = dialect if mode == "own" else "auto"
+        assert _fast(chosen, stream) == _plain(chosen, stream), name
+
+
+def test_the_corners_hold_what_they_are_written_for() -> None:
+    # (the plain rule itself, on the corners: each shape above is the case it names)
+    gemini = _plain("gemini", events(CORNERS["gemini-two-parts"][1]))
+    assert gemini[0] == ("ab", True, True)
+    chat_read = _plain("openai-chat", events(CORNERS["openai-chat-corners"][1]))
+    assert [(t, token, moves) for t, token, moves in chat_read] == [
+        ("", False, False),  # role and empty content
+        ("", False, False),  # empty reasoning
+        ("", True, True),  # reasoning
+        ("", True, False),  # {} starts a call: output, but nothing moves
+        ("", True, True),  # its arguments
+        ("xy", True, True),
+        ("", False, True),  # the finish reason
+        ("", False, True),  # [DONE]
+        ("", False, False),  # after the verdict: nothing read
+    ]
+    anthropic = _plain("anthropic", events(CORNERS["anthropic-corners"][1]))
+    assert [token for _, token, _ in anthropic] == [True, False, False, True, False]
+    assert [moves for _, _, moves in anthropic] == [True, False, True, True, True]
+
+
+def test_a_pickled_reader_state_counts_on_from_where_it_was() -> None:
+    # Pickled mid-answer with "auto" (the dialect detected), the stats count on.
+    first, second = events(anthropic_delta("a"), anthropic_delta("b"))
+    stats = StreamStats("auto", now=0.0)
+    stats.saw_item(first, 1.0)
+    back = pickle.loads(pickle.dumps(stats))
+    back.saw_item(second, 2.0)
+    assert back.as_dict()["token_events"] == 2
+    assert back.token_gaps() == [1.0]
