@@ -54,11 +54,14 @@ ReaderState = tuple[int, int, int, bool]
 class Reader:
     """What each event of one stream adds to the answer, by its dialect's reading."""
 
-    __slots__ = ("calls", "dialect", "parts", "reasoning", "settled", "text", "verdict")
+    __slots__ = ("calls", "dialect", "follows", "parts", "reasoning", "settled", "text", "verdict")
 
     def __init__(self, dialect: Dialect, state: ReaderState = (0, 0, 0, False)) -> None:
         self.dialect = dialect
         self.parts: Parts = dialect.answer_parts()  # the Parts the counts are of
+        # Only a dialect that hands over to another ("auto") has Parts that change: the
+        # others' are their own, for good, and are not asked for again per event.
+        self.follows = type(dialect).answer_parts is not Dialect.answer_parts
         self.text, self.reasoning, self.calls, self.settled = state
         self.verdict: Verdict | None = None  # the verdict, from the event that settled
 
@@ -78,9 +81,9 @@ class Reader:
         verdict = dialect.observe(event, payload)
         if verdict is not None:
             self.settled, self.verdict = True, verdict
-        parts = dialect.answer_parts()
-        if parts is not self.parts:
-            self._restart(parts)
+        parts = self.parts
+        if self.follows and dialect.answer_parts() is not parts:
+            parts = self._restart(dialect.answer_parts())
         texts = parts.text
         seen = self.text
         if len(texts) == seen:
@@ -100,12 +103,16 @@ class Reader:
         verdict = dialect.observe(event, payload)
         if verdict is not None:
             self.settled, self.verdict = True, verdict
-        parts = dialect.answer_parts()
-        if parts is not self.parts:
-            self._restart(parts)
+        parts = self.parts
+        if self.follows and dialect.answer_parts() is not parts:
+            parts = self._restart(dialect.answer_parts())
         texts, reasonings = parts.text, parts.reasoning
-        wrote = len(texts) > self.text and any(texts[self.text :])
-        self.text = len(texts)
+        seen = self.text
+        if len(texts) == seen:
+            wrote = False
+        else:  # most events add one fragment: no slice for it
+            wrote = texts[seen] != "" if len(texts) == seen + 1 else any(texts[seen:])
+            self.text = len(texts)
         token = wrote
         if len(reasonings) > self.reasoning:
             token = token or any(reasonings[self.reasoning :])
@@ -119,10 +126,11 @@ class Reader:
         moves = MOVES if dialect.current().moves(event, payload) else 0
         return TOKEN | moves if token else moves
 
-    def _restart(self, parts: Parts) -> None:
+    def _restart(self, parts: Parts) -> Parts:
         """The dialect in charge changed ("auto" detected one): count its Parts."""
         self.parts = parts
         self.text = self.reasoning = self.calls = 0
+        return parts
 
 
 def _calls(parts: Parts) -> int:

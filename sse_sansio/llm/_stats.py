@@ -108,13 +108,15 @@ class StreamStats:
 
     def saw_item(self, item: object, now: float) -> None:
         """An item of the stream arrived (an Event or a Comment; others are ignored)."""
-        at = self._read(now, "saw_item")
+        if self._end is not None:  # (self._read() inline: this runs per item)
+            raise LocalProtocolError("StreamStats.saw_item() after end()")
+        at = self._clock.read(now, "saw_item")
         if self._progress_at is None:
             self._progress_at = at  # no saw_bytes() came: the first item stands for it
-        if isinstance(item, Comment):
-            self._keepalive()
-        elif isinstance(item, Event):
+        if isinstance(item, Event):
             self._event(item, at)
+        elif isinstance(item, Comment):
+            self._keepalive()
 
     def end(self, now: float, *, truncated: bool = False) -> None:
         """The stream is over (``truncated``: inside an event); a gap up to now may be
@@ -176,6 +178,7 @@ class StreamStats:
         return self._clock.read(now, method)
 
     def _event(self, event: Event, at: float) -> None:
+        # (One call per event, no helper calls on the way: issue 42, item 8.)
         self._events += 1
         if self._first_event is None:
             self._first_event = at
@@ -185,21 +188,20 @@ class StreamStats:
         did = reader.read(event)
         if reader.verdict is not None:
             self._outcome = reader.verdict.outcome
-        if did & TOKEN:
-            self._token(at)
+        if did & TOKEN:  # a token: the gap since the last one
+            self._tokens += 1
+            last = self._last_token
+            if last is None:
+                self._first_token = at
+            else:
+                self._gaps.append(at - last)
+            self._last_token = at
         if did & MOVES:
-            self._close_gap(at)
+            if self._kept_alive:  # (else _close_gap() finds no stall)
+                self._close_gap(at)
             self._progress_at = at
         else:
             self._keepalive()
-
-    def _token(self, at: float) -> None:
-        self._tokens += 1
-        if self._first_token is None:
-            self._first_token = at
-        if self._last_token is not None:
-            self._gaps.append(at - self._last_token)
-        self._last_token = at
 
     def _keepalive(self) -> None:
         self._keepalives += 1

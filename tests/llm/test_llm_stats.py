@@ -238,6 +238,10 @@ def test_misuse_is_refused() -> None:
     stats.end(6.0)
     with pytest.raises(LocalProtocolError, match=r"saw_item\(\) after end\(\)"):
         stats.saw_item(Comment(text=""), 7.0)
+    with pytest.raises(LocalProtocolError, match=r"saw_bytes\(\) after end\(\)"):
+        stats.saw_bytes(1, 7.0)
+    with pytest.raises(LocalProtocolError, match=r"end\(\) after end\(\)"):
+        stats.end(7.0)
 
 
 def test_stats_pickled_mid_stream_carry_on_as_their_twin() -> None:
