@@ -318,21 +318,35 @@ def _counted(dialect: str, n: int, cases: list[str]) -> None:
     """Run in the child process under valgrind: for each case in turn, a warm-up pass,
     then one counted pass inside reduce() (valgrind dumps the counts as it returns)."""
     events = events_of(dialect, n)
-    for case in cases:
-        run = floor(events) if case == "floor" else CASES[case](dialect, events)
+    _count([floor(events) if case == "floor" else CASES[case](dialect, events) for case in cases])
+
+
+def _counted_pairs(source: str, n: int) -> None:
+    """The same for llm_translator.py's cases of one source: its floor, then the
+    Translator to each target in REFRAMER_DIALECTS' order."""
+    from benchmarks import llm_translator as lt
+    from sse_sansio.llm import REFRAMER_DIALECTS
+
+    events = lt.streams(n)[source]
+    targets = [lt.translating(source, target, events) for target in REFRAMER_DIALECTS]
+    _count([lt.floor(events), *targets])
+
+
+def _count(runs: list[Callable[[], object]]) -> None:
+    for run in runs:
         run()
         reduce(lambda _, __: run(), [None, None], None)  # the counted pass: reduce calls it once
 
 
-def counts(dialect: str, n: int, cases: list[str]) -> dict[str, float]:
-    """Instructions per event of each case, counted in one process under valgrind
-    (``--dump-after=functools_reduce``: one dump per case, in order)."""
+def _valgrind(call: str) -> list[int]:
+    """The instructions of each counted pass of ``call`` (a _counted* call of this
+    module), in one process under valgrind (``--dump-after=functools_reduce``: one
+    dump per pass, in order)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
         code = (
             f"import sys; sys.path.append({str(ROOT)!r}); "
-            "from benchmarks import llm_tracker as b; "
-            f"b._counted({dialect!r}, {n}, {cases!r})"
+            f"from benchmarks import llm_tracker as b; b.{call}"
         )
         subprocess.run(
             [
@@ -352,7 +366,12 @@ def counts(dialect: str, n: int, cases: list[str]) -> dict[str, float]:
         )
         dumps = sorted(Path(tmp).glob("callgrind.out.*"), key=lambda f: int(f.suffix[1:]))
         found = [_TOTAL.search(dump.read_text()) for dump in dumps]
-        totals = [int(match[1]) for match in found if match is not None]
+        return [int(match[1]) for match in found if match is not None]
+
+
+def counts(dialect: str, n: int, cases: list[str]) -> dict[str, float]:
+    """Instructions per event of each case."""
+    totals = _valgrind(f"_counted({dialect!r}, {n}, {cases!r})")
     assert len(totals) == len(cases), (dialect, len(totals), cases)
     events = len(events_of(dialect, n))
     return {case: total / events for case, total in zip(cases, totals, strict=True)}
@@ -371,14 +390,44 @@ def callgrind(dialects: list[str], n: int) -> int:
     return 0
 
 
+def callgrind_pairs(sources: list[str], n: int) -> int:
+    """llm_translator.py's pairs in instructions: Translator / (json.loads + json.dumps)."""
+    from benchmarks import llm_translator as lt
+    from sse_sansio.llm import REFRAMER_DIALECTS
+
+    print("instructions per source event; ratio = Translator / (json.loads + json.dumps)")
+    print("| source | loads+dumps | " + " | ".join(REFRAMER_DIALECTS) + " |")
+    print("|---|---:|" + "---:|" * len(REFRAMER_DIALECTS))
+    worst = (0.0, "")
+    for source in sources:
+        totals = _valgrind(f"_counted_pairs({source!r}, {n})")
+        assert len(totals) == 1 + len(REFRAMER_DIALECTS), (source, totals)
+        events = len(lt.streams(n)[source])
+        base, *pairs = (total / events for total in totals)
+        ratios = [pair / base for pair in pairs]
+        for target, ratio in zip(REFRAMER_DIALECTS, ratios, strict=True):
+            worst = max(worst, (ratio, f"{source} -> {target}"))
+        cells = " | ".join(f"{ratio:.2f}x" for ratio in ratios)
+        print(f"| {source} | {base:,.0f} | {cells} |", flush=True)
+    print(f"worst pair: {worst[1]}, {worst[0]:.2f}x (target 2.0x)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=31)
     parser.add_argument("--dialects", default=",".join(STREAMS))
     parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument(
+        "--translator",
+        action="store_true",
+        help="with --callgrind: llm_translator.py's pairs (the --dialects as sources)",
+    )
     args = parser.parse_args(argv)
     dialects = args.dialects.split(",")
+    if args.callgrind and args.translator:
+        return callgrind_pairs(dialects, args.events)
     if args.callgrind:
         return callgrind(dialects, args.events)
     cases: dict[str, Callable[[], object]] = {}
