@@ -94,7 +94,7 @@ class AISDKUI(Dialect):
     def decode(self, event: Event) -> Any:
         if event.data == _DONE:
             return None
-        return super().decode(event)
+        return Dialect.decode(self, event)  # (not super(): no object made per event)
 
     def observe(self, event: Event, payload: Any) -> Verdict | None:
         if event.data == _DONE:

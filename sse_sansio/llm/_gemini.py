@@ -154,8 +154,12 @@ class Gemini(Dialect):
             self.seen.add(index)
             if index == 0:
                 content = candidate.get("content")
-                if type(content) is dict:
-                    self._content(content.get("parts"))
+                parts = content.get("parts") if type(content) is dict else None
+                part = parts[0] if type(parts) is list and len(parts) == 1 else None
+                if type(part) is dict and len(part) == 1 and type(part.get("text")) is str:
+                    self.parts.text.append(part["text"])  # the hot path: one part, of text
+                elif parts is not None:
+                    self._content(parts)
             reason = candidate.get("finishReason")
             if isinstance(reason, str):
                 self.finishes[index] = reason

@@ -90,7 +90,7 @@ class OpenAIChat(Dialect):
         # The end marker is the exact data "[DONE]" (not a prefix: openai-node #2422).
         if event.data == _DONE:
             return None
-        return super().decode(event)
+        return Dialect.decode(self, event)  # (not super(): no object made per event)
 
     def observe(self, event: Event, payload: Any) -> Verdict | None:
         if event.data == _DONE:
