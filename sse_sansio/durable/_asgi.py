@@ -8,7 +8,9 @@ and SSE wake on an append at once, without polling, and otherwise sleep until th
 deadline.  The SSE response is :class:`~sse_sansio.asgi.EventStreamResponse`, so
 :class:`~sse_sansio.ServerStream` writes it: keepalive comments while the stream is
 quiet, the slow-reader bound (``max_buffer``), and a stream deleted under its reader
-passed on as a cut (:class:`~sse_sansio.StreamCut`), not as a clean end.
+passed on as a cut (:class:`~sse_sansio.StreamCut`), not as a clean end.  The frames
+of one step (a data event and the control event after it) go out in one write, so a
+reader never sees a data event whose control event is still to come in another packet.
 
 A store that blocks (``blocking = True``, such as the Redis store) is called in a
 worker thread, so the event loop never waits on it.  Another process appending to the
@@ -175,8 +177,8 @@ class DurableApp:
                 event = self._wakeup.event(live.path)
                 now = self._clock()
                 events, end = await self._call(self.protocol.sse_step, live, now)
-                for item in events:
-                    yield item
+                if events:  # a data event and its control event leave in one write
+                    yield b"".join(events)
                 if end is not None or live.behind:
                     self._wakeup.release(live.path, event)
                 if end == "gone":
