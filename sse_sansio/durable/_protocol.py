@@ -7,7 +7,10 @@ path, headers, query, body) and the caller's time, and returns a :class:`Respons
 open.  For a live read the caller asks again (:meth:`DurableStreams.poll` for
 long-poll, :meth:`DurableStreams.sse_step` for SSE) when the stream changes (a
 :class:`Response` names the path it changed in ``changed``) or the read's deadline
-comes; nothing here waits.
+comes; nothing here waits.  An append is one store step (``Store.append`` checks
+the stream and writes, atomically): the request is judged on its own first, and only
+a request refused on its own or a stream past its deadline reads the stream before,
+so that the answer keeps section 5.2's precedence (``DurableStreams._post``).
 
 Invariants:
 
@@ -32,11 +35,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 from urllib.parse import parse_qs
 
 from ._store import (
     MAX_POSITION,
+    MEDIA_TYPES,
+    OFFSET_FORMAT,
     AppendOutcome,
     AppendPlan,
     MemoryStore,
@@ -44,7 +49,9 @@ from ._store import (
     StreamMeta,
     decode_offset,
     encode_offset,
+    media_type,
     new_sid,
+    new_tuple,
 )
 
 __all__ = ["DurableStreams", "LiveRead", "Request", "Response", "SseEnd"]
@@ -113,13 +120,13 @@ _COMMON: Headers = [
 _CACHEABLE = "public, max-age=60, stale-while-revalidate=300"
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     """One HTTP request, as an adapter read it.
 
     ``path`` is the URL path (a stream's name is its whole path); ``headers`` are
     ``(name, value)`` pairs in any case; ``query`` is the raw query string; ``origin``
-    (``http://host:port``) makes the ``Location`` of a 201 absolute.
+    (``http://host:port``) makes the ``Location`` of a 201 absolute.  (A named tuple:
+    one is made per request, and a tuple is the cheapest immutable value to make.)
     """
 
     method: str
@@ -130,7 +137,7 @@ class Request:
     origin: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class Response:
     """What to answer: ``status``, ``headers`` (lower-case names), ``body``.
 
@@ -221,8 +228,11 @@ class DurableStreams:
     def handle(self, request: Request, now: float) -> Response | LiveRead:
         """Decide ``request`` at time ``now`` (seconds since the Unix epoch)."""
         headers = {name.lower(): value for name, value in request.headers}
-        method = request.method.upper()
+        method = request.method
         try:
+            if method == "POST":  # appends are the hot path: no upper() for them
+                return self._post(request.path, headers, request.body, now)
+            method = method.upper()
             if method == "GET":
                 return self._get(request.path, headers, _query(request.query), now)
             if method == "POST":
@@ -363,14 +373,14 @@ class DurableStreams:
             source = fork[0]
             if content_type is None:
                 content_type = source.content_type
-            elif _media(content_type) != _media(source.content_type):
+            elif media_type(content_type) != media_type(source.content_type):
                 raise _Bad(409, "a fork's Content-Type must match its source's")
             if ttl is None and expires_at is None:  # section 4.2's table
                 ttl, expires_at = source.ttl, source.expires_at
                 deadline = source.deadline if ttl is None else now + ttl
         if content_type is None:
             content_type = "application/octet-stream"
-        is_json = _media(content_type) == "application/json"
+        is_json = media_type(content_type) == "application/json"
         units = _units(body, is_json, allow_empty=True) if body else []
         config = _config(content_type, ttl, expires_at, fork)
         existing = self._meta(path, now)
@@ -430,32 +440,33 @@ class DurableStreams:
         return self.store.boundary(meta.path, position)
 
     def _post(self, path: str, headers: Mapping[str, str], body: bytes, now: float) -> Response:
+        """Section 5.2: an append, in one store step when the request is whole on its own.
+
+        Optimistic: the plan is made from the request without reading the stream (a
+        body typed JSON is parsed as a JSON stream's messages), and the store's one
+        atomic step judges it against the stream (missing, gone, closed, type, producer,
+        ``Stream-Seq``).  A request refused on its own (a 400) and a stream found past
+        its deadline take the checked path instead, which reads the stream first and so
+        keeps the precedence of 404, 410 and 409 over 400 and removes an expired stream.
+        """
+        try:
+            plan = _plan(headers, body, now, True)
+        except _Bad:
+            return self._post_checked(path, headers, body, now)
+        outcome = self.store.append(path, plan)
+        if outcome.verdict == "expired":
+            return self._post_checked(path, headers, body, now)
+        return _append_response(path, outcome, plan.producer, bool(plan.units))
+
+    def _post_checked(
+        self, path: str, headers: Mapping[str, str], body: bytes, now: float
+    ) -> Response:
         meta = self._existing(path, now)
-        close = _is_true(headers.get("stream-closed"))
-        if not body and not close:
-            raise _Bad(400, "an append needs a body (or Stream-Closed: true)")
-        content_type = headers.get("content-type")
-        if body and content_type is None:
-            raise _Bad(400, "an append with a body needs a Content-Type")
-        producer = _producer(headers)
-        media = None if content_type is None else _media(content_type)
-        units: list[bytes] = []
-        if body:
-            # Section 5.2's precedence: a closed stream or another type is a 409 before
-            # the body is looked at.
-            parse = meta.json and not meta.closed and media == "application/json"
-            units = _units(body, True, allow_empty=False) if parse else [body]
-        plan = AppendPlan(
-            units=units,
-            size=len(units) if meta.json else len(body),
-            media_type=media,
-            close=close,
-            stream_seq=headers.get("stream-seq"),
-            producer=producer,
-            now=now,
-        )
-        self._touch(meta, now)
-        return _append_response(path, self.store.append(path, plan), producer, bool(units))
+        # Section 5.2's precedence: a closed stream or another type is a 409 before the
+        # body is looked at.
+        plan = _plan(headers, body, now, meta.json and not meta.closed)
+        outcome = self.store.append(path, plan)
+        return _append_response(path, outcome, plan.producer, bool(plan.units))
 
     def _get(
         self, path: str, headers: Mapping[str, str], query: dict[str, str], now: float
@@ -487,7 +498,7 @@ class DurableStreams:
         return LiveRead("long-poll", path, meta.tail, now + self.long_poll_timeout, cursor)
 
     def _sse(self, meta: StreamMeta, position: int, cursor: str, now: float) -> LiveRead:
-        media = _media(meta.content_type)
+        media = media_type(meta.content_type)
         headers = [
             *_COMMON,
             ("content-type", "text/event-stream"),
@@ -626,10 +637,6 @@ def _is_true(value: str | None) -> bool:
     return value is not None and value.strip().lower() == "true"
 
 
-def _media(content_type: str) -> str:
-    return content_type.partition(";")[0].strip().lower()
-
-
 def _expiry(headers: Mapping[str, str], now: float) -> tuple[int | None, str | None, float | None]:
     """Section 5.1: ``(ttl, expires_at, deadline)`` from Stream-TTL / Stream-Expires-At."""
     ttl_raw = headers.get("stream-ttl")
@@ -661,13 +668,11 @@ def _timestamp(raw: str) -> float:
         raise _Bad(400, f"Stream-Expires-At is no real time: {raw!r}") from None
 
 
-def _producer(headers: Mapping[str, str]) -> tuple[str, int, int] | None:
-    """Section 5.2.1: all three producer headers or none; integers up to 2^53 - 1."""
+def _producer(headers: Mapping[str, str]) -> tuple[str, int, int]:
+    """Section 5.2.1: all three producer headers (some came); integers to 2^53 - 1."""
     pid = headers.get("producer-id")
     epoch = headers.get("producer-epoch")
     seq = headers.get("producer-seq")
-    if pid is None and epoch is None and seq is None:
-        return None
     if pid is None or epoch is None or seq is None:
         raise _Bad(400, "Producer-Id, Producer-Epoch and Producer-Seq go together")
     if not pid:
@@ -678,6 +683,39 @@ def _producer(headers: Mapping[str, str]) -> tuple[str, int, int] | None:
             raise _Bad(400, f"{name} must be an integer from 0 to 2^53-1: {value!r}")
         numbers.append(int(value))
     return pid, numbers[0], numbers[1]
+
+
+def _plan(headers: Mapping[str, str], body: bytes, now: float, parse_json: bool) -> AppendPlan:
+    """Section 5.2: what a POST asks for, from the request alone (``_Bad`` if refused).
+
+    A body typed ``application/json`` is split into its messages when ``parse_json``
+    (a JSON stream's units, one position each, section 9.1); any other body is one unit
+    of its length in bytes.  (Typed JSON but for a stream of another type, the store
+    refuses it on the type, whatever the size says.)
+    """
+    get = headers.get
+    closed = get("stream-closed")
+    close = closed is not None and _is_true(closed)
+    content_type = get("content-type")
+    media = None if content_type is None else MEDIA_TYPES.get(content_type)
+    if media is None and content_type is not None:
+        media = media_type(content_type)
+    if not body and not close:
+        raise _Bad(400, "an append needs a body (or Stream-Closed: true)")
+    if body and media is None:
+        raise _Bad(400, "an append with a body needs a Content-Type")
+    producer = None
+    if "producer-id" in headers or "producer-epoch" in headers or "producer-seq" in headers:
+        producer = _producer(headers)
+    if body:
+        if parse_json and media == "application/json":
+            units = _units(body, True, allow_empty=False)
+            size = len(units)
+        else:
+            units, size = [body], len(body)
+    else:
+        units, size = [], 0
+    return new_tuple(AppendPlan, (units, size, media, close, get("stream-seq"), producer, now))
 
 
 def _units(body: bytes, is_json: bool, *, allow_empty: bool) -> list[bytes]:
@@ -730,7 +768,7 @@ def _config(
 ) -> str:
     """What an idempotent PUT must repeat (section 5.1, 4.2), as one comparable string."""
     expires = None if expires_at is None else _timestamp(expires_at)
-    parts: list[object] = [_media(content_type), ttl, expires]
+    parts: list[object] = [media_type(content_type), ttl, expires]
     if fork is not None:
         parts += [fork[0].path, fork[1] + fork[2]]
     return json.dumps(parts)
@@ -784,33 +822,39 @@ _APPEND_STATUS = {
     "closed-again": 204,
     "gone": 410,
     "missing": 404,
+    "expired": 404,
     "content-type": 409,
     "stream-seq": 409,
     "stale-epoch": 403,
     "epoch-seq": 400,
     "seq-gap": 409,
 }
+_REFUSED = frozenset({"gone", "missing", "expired", "content-type", "stream-seq", "epoch-seq"})
 
 
 def _append_response(
     path: str, outcome: AppendOutcome, producer: tuple[str, int, int] | None, wrote: bool
 ) -> Response:
     """Sections 5.2, 5.2.1, 5.3: a store's verdict as status and headers."""
-    verdict = outcome.verdict
+    verdict, tail, closed, epoch, seq = outcome
+    headers = [*_COMMON, ("stream-next-offset", OFFSET_FORMAT % tail)]  # encode_offset(tail)
+    if verdict == "appended" and producer is None:  # the plain append, first
+        if closed:
+            headers.append(("stream-closed", "true"))
+        return Response(204, headers, b"", path)
+    if verdict in _REFUSED:
+        return _error(_APPEND_STATUS[verdict], f"append refused: {verdict}")
     status = _APPEND_STATUS[verdict]
-    if verdict in ("gone", "missing", "content-type", "stream-seq", "epoch-seq"):
-        return _error(status, f"append refused: {verdict}")
-    headers = [*_COMMON, ("stream-next-offset", encode_offset(outcome.tail))]
-    if outcome.closed:
+    if closed:
         headers.append(("stream-closed", "true"))
     if verdict == "stale-epoch":
-        headers.append(("producer-epoch", str(outcome.epoch)))
+        headers.append(("producer-epoch", str(epoch)))
     elif verdict == "seq-gap":
-        headers.append(("producer-expected-seq", str(outcome.seq)))
+        headers.append(("producer-expected-seq", str(seq)))
         headers.append(("producer-received-seq", str(producer[2] if producer else 0)))
     elif producer is not None and verdict in ("appended", "duplicate"):
-        headers.append(("producer-epoch", str(outcome.epoch)))
-        headers.append(("producer-seq", str(outcome.seq)))
+        headers.append(("producer-epoch", str(epoch)))
+        headers.append(("producer-seq", str(seq)))
         if verdict == "appended" and wrote:
             status = 200
     changed = path if verdict == "appended" else None

@@ -11,15 +11,17 @@ its path:
 - ``{prefix}e:{path}``, a sorted set: where each append ended (the data boundaries).
 
 Every change is one Lua script, so one round trip and atomic: an append runs
-:func:`~sse_sansio.durable.decide_append`'s table in Lua (closed, content type, the
-producer's epoch and seq, ``Stream-Seq``) and writes the units and the writer state in
-the same step; a create writes the stream and counts the fork's reference on its
-source; a delete is soft while forks read the stream and cascades up a chain of
-soft-deleted sources.  Closure and the expiry deadline are fields of the hash, so they
-survive a restart of the serving process, and a second process serving the same Redis
-sees the same streams, offsets and closure.  Each change is also published on the
-channel ``{prefix}changed`` (the path as message): :meth:`RedisStore.subscribe` hands
-them to a server's live readers, which is how another process's append wakes them.
+:func:`~sse_sansio.durable.decide_append`'s table in Lua (missing, gone, expired,
+closed, content type, the producer's epoch and seq, ``Stream-Seq``), moves a sliding TTL
+on and writes the units and the writer state in the same step (the protocol core reads
+nothing before it, so an append is one round trip); a create writes the stream and
+counts the fork's reference on its source; a delete is soft while forks read the stream
+and cascades up a chain of soft-deleted sources.  Closure and the expiry deadline are
+fields of the hash, so they survive a restart of the serving process, and a second
+process serving the same Redis sees the same streams, offsets and closure.  Each change
+is also published on the channel ``{prefix}changed`` (the path as message):
+:meth:`RedisStore.subscribe` hands them to a server's live readers, which is how another
+process's append wakes them.
 
 The client is synchronous (``blocking = True``: the ASGI app calls it in a worker
 thread).  Integers up to 2^53 - 1 are exact in Lua's doubles, which is the protocol's
@@ -42,14 +44,18 @@ local m, p, d, u, e = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local media, close, has_sseq, sseq = ARGV[1], ARGV[2] == '1', ARGV[3] == '1', ARGV[4]
 local has_producer, pid = ARGV[5] == '1', ARGV[6]
 local epoch, seq, size = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-local channel, path = ARGV[10], ARGV[11]
-local first = 12
+local channel, path, now = ARGV[10], ARGV[11], tonumber(ARGV[12])
+local first = 13
 local count = #ARGV - first + 1
 if redis.call('EXISTS', m) == 0 then return {'missing', 0, 0, 0, 0} end
 local f = redis.call('HMGET', m, 'tail', 'closed', 'soft', 'media', 'closed_by',
-                     'stream_seq', 'json')
+                     'stream_seq', 'json', 'deadline', 'ttl')
 local tail = tonumber(f[1])
 if f[3] == '1' then return {'gone', tail, 0, 0, 0} end
+if f[8] and f[8] ~= '' and now >= tonumber(f[8]) then return {'expired', 0, 0, 0, 0} end
+if f[9] and f[9] ~= '' then  -- a sliding TTL moves on, whatever the verdict (5.1)
+  redis.call('HSET', m, 'deadline', string.format('%.17g', now + tonumber(f[9])))
+end
 local me = ''
 if has_producer then me = pid .. '\\n' .. ARGV[7] .. '\\n' .. ARGV[8] end
 if f[2] == '1' then
@@ -271,6 +277,7 @@ class RedisStore:
             str(plan.size),
             self._channel,
             path,
+            repr(plan.now),
             *plan.units,
         ]
         keys = [self._key(kind, path) for kind in ("m", "p", "d", "u", "e")]

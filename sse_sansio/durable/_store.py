@@ -12,8 +12,10 @@ the data boundaries that ``Stream-Fork-Sub-Offset`` may not cross.
 Invariants a store keeps (tests/durable/test_durable_stores.py holds every store to
 them):
 
-- ``append`` is atomic: the checks of :func:`decide_append` and the write happen as one
-  step for a path, so two writers never both pass the same producer check;
+- ``append`` is atomic: the checks of :func:`decide_append` (expiry on the plan's
+  clock among them), the write and a sliding TTL's move happen as one step for a
+  path, so two writers never both pass the same producer check, and the protocol
+  core needs no read of the stream before an append;
 - the tail only grows, closure is for good, and a read returns the bytes written;
 - ``delete`` of a stream that forks still read is a soft delete (kept, marked), and
   removing a fork releases its source, cascading up a chain of soft-deleted sources.
@@ -53,7 +55,11 @@ def encode_offset(position: int) -> str:
     The first field is a reserved segment number (always zero here); the second is the
     position.  Neither sentinel (``-1``, ``now``) can come out of it.
     """
-    return f"{0:0{_WIDTH}d}_{position:0{_WIDTH}d}"
+    return OFFSET_FORMAT % position
+
+
+#: encode_offset's format, written out once (a nested format spec is parsed per call).
+OFFSET_FORMAT = "0" * _WIDTH + f"_%0{_WIDTH}d"
 
 
 def decode_offset(offset: str) -> int | None:
@@ -125,6 +131,7 @@ Verdict = Literal[
     "closed-again",  # an idempotent close of a closed stream: 204
     "gone",  # soft-deleted: 410
     "missing",  # 404
+    "expired",  # past its deadline: nothing changed; the caller removes it (404)
     "content-type",  # 409
     "stream-seq",  # 409
     "stale-epoch",  # 403 with the current epoch
@@ -148,35 +155,62 @@ class AppendOutcome(NamedTuple):
     seq: int = 0
 
 
-def _media(content_type: str) -> str:
-    return content_type.partition(";")[0].strip().lower()
+#: media_type()'s memory: Content-Type as sent -> media type (at most 256 entries).
+MEDIA_TYPES: dict[str, str] = {}
+
+
+def media_type(content_type: str) -> str:
+    """The media type of a ``Content-Type``: lower case, without parameters.
+
+    The few distinct values a server sees are remembered (at most 256), since every
+    append compares its own with its stream's.
+    """
+    media = MEDIA_TYPES.get(content_type)
+    if media is None:
+        media = content_type.partition(";")[0].strip().lower()
+        if len(MEDIA_TYPES) < 256:
+            MEDIA_TYPES[content_type] = media
+    return media
+
+
+#: tuple.__new__: a named tuple made without its Python-level __new__ (a third of the
+#: cost); the hot path's plans and outcomes are made with it.
+new_tuple = tuple.__new__
+_MISSING = AppendOutcome("missing")
+_GONE = AppendOutcome("gone")
+_EXPIRED = AppendOutcome("expired")
 
 
 def decide_append(meta: StreamMeta | None, plan: AppendPlan) -> AppendOutcome:
     """The append rules of PROTOCOL.md 5.2 and 5.2.1, in their precedence, as data.
 
-    Order: missing, gone, closed (a producer's retry of the closing append and a
-    body-less close are successes), content type, the producer's epoch and seq, then
-    ``Stream-Seq``.  The caller writes the units and updates ``meta`` when the verdict
-    is "appended" (:func:`apply_append`).
+    Order: missing, gone, expired (``plan.now`` at or past the deadline: section 4, the
+    stream is no more; the caller removes it), closed (a producer's retry of the
+    closing append and a body-less close are successes), content type, the producer's
+    epoch and seq, then ``Stream-Seq``.  The store writes the units and the writer
+    state when the verdict is "appended", and moves a sliding TTL on for every verdict
+    after "expired" (:meth:`Store.append`).
     """
     if meta is None:
-        return AppendOutcome("missing")
+        return _MISSING
     if meta.soft_deleted:
-        return AppendOutcome("gone")
-    tail, closed = meta.tail, meta.closed
-    if closed:
-        producer = plan.producer
+        return _GONE
+    units, size, media, close, stream_seq, producer, now = plan
+    deadline = meta.deadline
+    if deadline is not None and now >= deadline:
+        return _EXPIRED
+    tail = meta.tail
+    if meta.closed:
         if producer is not None and producer == meta.closed_by:
             return AppendOutcome("duplicate", tail, True, producer[1], producer[2])
-        if plan.close and not plan.units:
+        if close and not units:
             return AppendOutcome("closed-again", tail, True)
         return AppendOutcome("closed", tail, True)
-    if plan.units and plan.media_type != _media(meta.content_type):
+    if units and media != (MEDIA_TYPES.get(meta.content_type) or media_type(meta.content_type)):
         return AppendOutcome("content-type", tail)
     epoch = seq = 0
-    if plan.producer is not None:
-        pid, epoch, seq = plan.producer
+    if producer is not None:
+        pid, epoch, seq = producer
         known = meta.producers.get(pid)
         if known is not None and epoch < known[0]:
             return AppendOutcome("stale-epoch", tail, epoch=known[0])
@@ -187,23 +221,9 @@ def decide_append(meta: StreamMeta | None, plan: AppendPlan) -> AppendOutcome:
             return AppendOutcome("duplicate", tail, epoch=epoch, seq=known[1])
         elif seq != known[1] + 1:
             return AppendOutcome("seq-gap", tail, epoch=epoch, seq=known[1] + 1)
-    seq_given = plan.stream_seq is not None and meta.stream_seq is not None
-    if seq_given and plan.stream_seq <= meta.stream_seq:  # type: ignore[operator]
+    if stream_seq is not None and meta.stream_seq is not None and stream_seq <= meta.stream_seq:
         return AppendOutcome("stream-seq", tail)
-    return AppendOutcome("appended", tail + plan.size, plan.close, epoch, seq)
-
-
-def apply_append(meta: StreamMeta, plan: AppendPlan, outcome: AppendOutcome) -> None:
-    """Update ``meta`` after an "appended" verdict (the units are the caller's to write)."""
-    meta.tail = outcome.tail
-    if plan.stream_seq is not None:
-        meta.stream_seq = plan.stream_seq
-    if plan.producer is not None:
-        pid, epoch, seq = plan.producer
-        meta.producers[pid] = (epoch, seq)
-    if plan.close:
-        meta.closed = True
-        meta.closed_by = plan.producer
+    return new_tuple(AppendOutcome, ("appended", tail + size, close, epoch, seq))
 
 
 DeleteVerdict = Literal["deleted", "soft", "gone", "missing"]
@@ -227,7 +247,9 @@ class Store(Protocol):
 
     def append(self, path: str, plan: AppendPlan) -> AppendOutcome:
         """Check ``plan`` with :func:`decide_append` and, when "appended", write it,
-        in one step."""
+        in one step.  The same step moves a sliding TTL on (``deadline = plan.now +
+        ttl``) unless the verdict is "missing", "gone" or "expired" (section 5.1: a
+        write touches the stream even when refused)."""
 
     def read(self, path: str, start: int, stop: int, max_bytes: int) -> list[bytes]:
         """The own units of ``path`` covering ``[start, stop)``, a byte stream's first
@@ -292,10 +314,32 @@ class MemoryStore:
 
     def append(self, path: str, plan: AppendPlan) -> AppendOutcome:
         stream = self._streams.get(path)
-        outcome = decide_append(None if stream is None else stream.meta, plan)
-        if stream is not None and outcome.verdict == "appended":
-            self._write(stream, plan.units, stream.meta.tail)
-            apply_append(stream.meta, plan, outcome)
+        if stream is None:
+            return _MISSING
+        meta = stream.meta
+        outcome = decide_append(meta, plan)
+        verdict = outcome.verdict
+        if verdict == "appended":  # write, then the writer state (apply the step)
+            units = plan.units
+            if units:
+                if meta.json:
+                    stream.units += units
+                else:
+                    data = stream.data
+                    for unit in units:
+                        data += unit
+                stream.ends.append(outcome.tail)
+            meta.tail = outcome.tail
+            if plan.stream_seq is not None:
+                meta.stream_seq = plan.stream_seq
+            producer = plan.producer
+            if producer is not None:
+                meta.producers[producer[0]] = (producer[1], producer[2])
+            if plan.close:
+                meta.closed = True
+                meta.closed_by = producer
+        if meta.ttl is not None and verdict != "gone" and verdict != "expired":
+            meta.deadline = plan.now + meta.ttl
         return outcome
 
     def read(self, path: str, start: int, stop: int, max_bytes: int) -> list[bytes]:

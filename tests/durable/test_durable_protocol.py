@@ -463,6 +463,28 @@ def test_ttl_slides_on_reads_and_writes_not_on_head(ds: DurableStreams) -> None:
     assert ok(ds, "HEAD", now=NOW + 26).status == 404
 
 
+def test_an_append_refused_still_slides_the_ttl(ds: DurableStreams) -> None:
+    make(ds, stream_ttl="10", body=b"x")
+    other = ok(ds, "POST", headers={"Content-Type": "a/b"}, body=b"y", now=NOW + 8)
+    assert other.status == 409  # another type; the expiry moves to NOW + 18 all the same
+    assert ok(ds, "HEAD", now=NOW + 17).status == 200
+    assert ok(ds, "HEAD", now=NOW + 18).status == 404
+
+
+def test_an_append_to_an_expired_stream_is_404_and_removes_it(ds: DurableStreams) -> None:
+    make(ds, stream_ttl="10", body=b"x")
+    late = ok(ds, "POST", headers={"Content-Type": "text/plain"}, body=b"y", now=NOW + 10)
+    assert late.status == 404
+    assert ds.store.meta("/v1/stream/s") is None  # removed, not only refused
+    assert ok(ds, "PUT", headers={"Content-Type": "a/b"}, now=NOW + 10).status == 201
+
+
+def test_the_method_may_come_in_any_case(ds: DurableStreams) -> None:
+    make(ds)
+    assert ok(ds, "post", headers={"Content-Type": "text/plain"}, body=b"ab").status == 204
+    assert ok(ds, "get").body == b"ab"
+
+
 def test_expires_at_is_absolute(ds: DurableStreams) -> None:
     at = datetime.fromtimestamp(NOW + 5, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     make(ds, stream_expires_at=at)

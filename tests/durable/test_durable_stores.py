@@ -185,6 +185,54 @@ def test_touch_moves_the_deadline(make_store: Callable[[], Store]) -> None:
     assert got.deadline is None
 
 
+def test_appends_slide_the_ttl_and_find_expiry(make_store: Callable[[], Store]) -> None:
+    """Section 5.1 in the append's own step: every verdict of a live stream moves a
+    sliding TTL on; at or past the deadline the append is "expired" and changes nothing."""
+    store = make_store()
+    p = path()
+    store.create(meta(p, ttl=10, deadline=NOW + 10), [])
+    assert store.append(p, plan(b"ab", now=NOW + 4)).verdict == "appended"
+    assert deadline(store, p) == NOW + 14
+    assert store.append(p, plan(b"c", media_type="a/b", now=NOW + 6)).verdict == "content-type"
+    assert deadline(store, p) == NOW + 16
+    assert store.append(p, plan(b"d", now=NOW + 16)).verdict == "expired"
+    got = store.meta(p)
+    assert got is not None
+    assert (got.tail, got.deadline) == (2, NOW + 16)
+    assert store.read(p, 0, 2, 100) == [b"ab"]
+    fixed = path()  # Stream-Expires-At: a deadline that no append moves
+    store.create(meta(fixed, expires_at="x", deadline=NOW + 10), [])
+    assert store.append(fixed, plan(b"a", now=NOW + 9)).verdict == "appended"
+    assert deadline(store, fixed) == NOW + 10
+    assert store.append(fixed, plan(b"b", now=NOW + 10)).verdict == "expired"
+
+
+def test_a_deleted_stream_is_gone_before_expired(make_store: Callable[[], Store]) -> None:
+    store = make_store()
+    source, child = path(), path()
+    store.create(meta(source, ttl=10, deadline=NOW + 10), [b"x"])
+    store.create(meta(child, fork_source=source, fork_position=1), [])
+    assert store.delete(source) == "soft"
+    assert store.append(source, plan(b"y", now=NOW + 20)).verdict == "gone"
+    assert store.append(source, plan(b"y", now=NOW + 5)).verdict == "gone"
+    assert deadline(store, source) == NOW + 10  # not moved
+
+
+def deadline(store: Store, p: str) -> float | None:
+    got = store.meta(p)
+    assert got is not None
+    return got.deadline
+
+
+def test_media_types_are_remembered_within_a_bound() -> None:
+    from sse_sansio.durable import _store
+
+    for n in range(300):
+        assert _store.media_type(f" Text/X-{n} ; charset=utf-8") == f"text/x-{n}"
+    assert _store.media_type(" Text/X-299 ; charset=utf-8") == "text/x-299"
+    assert len(_store.MEDIA_TYPES) <= 256
+
+
 def test_decide_append_alone() -> None:
     assert decide_append(None, plan(b"x")).verdict == "missing"
     assert decide_append(meta("/p", soft_deleted=True), plan(b"x")).verdict == "gone"
