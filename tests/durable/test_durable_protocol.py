@@ -176,8 +176,12 @@ def test_expires_at_forms_and_idempotency(ds: DurableStreams) -> None:
     # The same instant written another way is the same configuration.
     same = {"Content-Type": "text/plain", "Stream-Expires-At": "2030-01-01 01:00:00.500+01:00"}
     assert ok(ds, "PUT", headers=same).status == 200
+    lower = {"Content-Type": "text/plain", "Stream-Expires-At": "2030-01-01t00:00:00.500z"}
+    assert ok(ds, "PUT", headers=lower).status == 200
     fraction = {"Stream-Expires-At": "2030-01-01T00:00:00.1234567890z"}
     assert ok(ds, "PUT", "/v1/stream/f", fraction).status == 201
+    again = {"Stream-Expires-At": "2030-01-01T00:00:00.123456Z"}  # microseconds are kept
+    assert ok(ds, "PUT", "/v1/stream/f", again).status == 200
 
 
 def test_put_of_a_json_array_writes_its_messages(ds: DurableStreams) -> None:
