@@ -1,24 +1,34 @@
-"""llm.Tracker against json.loads of the same events (issue 35, item 5): ratios in one run.
+"""llm.Tracker, HoldBack and StreamStats against json.loads of the same events (issue 35,
+item 5; issue 42, item 8): ratios in one run.
 
 Run ``python benchmarks/llm_tracker.py`` (``--events N``, ``--rounds N``,
-``--dialects a,b``); ``--callgrind`` counts instructions per event of the tracker's
-loop instead (valgrind, as benchmarks/callgrind.py does: only the code inside a
-``functools.reduce()`` call is counted, after one untimed warm-up pass).
+``--dialects a,b``); ``--callgrind`` counts instructions per event of each case's loop
+instead (valgrind, as benchmarks/callgrind.py does: only the code inside a
+``functools.reduce()`` call is counted, after one untimed warm-up pass; one process per
+dialect, ``--dump-after=functools_reduce`` giving one count per case);
+``--callgrind --translator`` counts benchmarks/llm_translator.py's pairs the same way
+(Translator per event over ``json.loads`` + ``json.dumps``, target at most 2x).
 
 For each dialect, one response of ``--events`` events in the shapes its API streams
 (from the API references; the tests' streams in tests/data/llm have the same fields):
 text deltas of one to three tokens, with the envelope each API sends around them, then
 the usage and the terminal events.  The events are parsed once, beforehand (the parser
-is measured elsewhere); two cases are timed on the same Event objects:
+is measured elsewhere); the cases run on the same Event objects:
 
 - **floor**: ``json.loads(event.data)`` for every event whose data is JSON (OpenAI's
   and the AI SDK's ``[DONE]`` is skipped): the least a program that reads the payloads
   does;
 - **tracker**: ``Tracker(dialect)``, ``feed(event)`` for every event, ``end()``, then
   ``outcome.usage`` and ``answer`` (text, reasoning and tool calls joined): the
-  outcome, usage and answer a gateway reports.  Target: at most 1.3x the floor.
+  outcome, usage and answer a gateway reports.  Target: at most 1.3x the floor;
+- **holdback**: ``HoldBack(dialect, chars=200)``, ``push(event, now)`` for every event
+  (one time per event, 10 ms apart), then ``approve()``.  Target: at most 1.5x;
+- **stats**: ``StreamStats(dialect)``, ``saw_item(event, now)`` for every event, then
+  ``end()`` and ``as_dict()``.  Target: at most 1.5x.
 
-Timing is benchmarks/layers.py's: CPU time of this thread, the cases interleaved
+Each case is checked first (the tracker's outcome, usage and text; every event released
+by the HoldBack; the stats' outcome and token count): a benchmark of a wrong answer is
+void.  Timing is benchmarks/layers.py's: CPU time of this thread, the cases interleaved
 round-robin, the median of the rounds per case; a ratio is two medians of one run.
 """
 
