@@ -29,7 +29,7 @@ from sse_sansio._errors import StreamCut
 from sse_sansio._serve._asgi import EventStreamResponse
 
 from ._protocol import DurableStreams, LiveRead, Request, Response
-from ._store import Store
+from ._store import AppendOutcome, AppendPlan, Store
 
 __all__ = ["DurableApp", "asgi_app"]
 
@@ -50,6 +50,10 @@ class _Wakeup:
         entry = self._events.pop(path, None)
         if entry is not None:
             entry[0].set()
+
+    def waiting(self, path: str) -> bool:
+        """Whether a reader waits on ``path`` (safe to ask from another thread)."""
+        return path in self._events
 
     def event(self, path: str) -> asyncio.Event:
         """The event the next change of ``path`` sets (take it before looking)."""
@@ -97,6 +101,9 @@ class DurableApp:
         self._clock = clock
         self._wakeup = _Wakeup()
         self._blocking = bool(getattr(protocol.store, "blocking", False))
+        self._append_async: Callable[[str, AppendPlan], Awaitable[AppendOutcome]] | None = getattr(
+            protocol.store, "append_async", None
+        )
         subscribe = getattr(protocol.store, "subscribe", None)
         self._subscribe: Callable[[Callable[[str], None]], object] | None = subscribe
         self._subscribed = False
@@ -119,7 +126,11 @@ class DurableApp:
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
         query = scope.get("query_string", b"").decode("latin-1")
         request = Request(scope["method"], path, headers, query, body, _origin(scope))
-        decided = await self._call(self.protocol.handle, request, self._clock())
+        decided: Response | LiveRead | None = None
+        if self._append_async is not None and request.method == "POST":
+            decided = await self._append(request)
+        if decided is None:
+            decided = await self._call(self.protocol.handle, request, self._clock())
         if isinstance(decided, Response):
             if decided.changed is not None:
                 self._wakeup.notify(decided.changed)
@@ -129,15 +140,31 @@ class DurableApp:
         else:
             await self._sse(decided, scope, receive, send)
 
+    async def _append(self, request: Request) -> Response | None:
+        """An append through the store's awaited step (no worker thread), or None for
+        :meth:`DurableStreams.handle` to answer (a request refused on its own, an
+        expired stream)."""
+        assert self._append_async is not None
+        plan = self.protocol.append_plan(request, self._clock())
+        if plan is None:
+            return None
+        outcome = await self._append_async(request.path, plan)
+        return self.protocol.append_response(request.path, plan, outcome)
+
     def _listen(self) -> None:
         """Hear other processes' changes through the store's hook, once a loop runs."""
         if self._subscribe is not None and not self._subscribed:
             self._subscribed = True
             loop = asyncio.get_running_loop()
-            notify = self._wakeup.notify
+            wakeup = self._wakeup
+            notify = wakeup.notify
 
             def heard(path: str) -> None:
-                loop.call_soon_threadsafe(notify, path)
+                # Only a path with readers here is woken (most changes are appends
+                # nobody here waits on, this process's own among them).  No wake is
+                # lost: a reader takes its event before it looks at the stream.
+                if wakeup.waiting(path):
+                    loop.call_soon_threadsafe(notify, path)
 
             self._subscribe(heard)
 

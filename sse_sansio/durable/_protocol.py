@@ -453,9 +453,30 @@ class DurableStreams:
             plan = _plan(headers, body, now, True)
         except _Bad:
             return self._post_checked(path, headers, body, now)
-        outcome = self.store.append(path, plan)
+        answer = self.append_response(path, plan, self.store.append(path, plan))
+        return self._post_checked(path, headers, body, now) if answer is None else answer
+
+    # -- an append in two halves, for a caller that runs the store step itself -----------
+
+    def append_plan(self, request: Request, now: float) -> AppendPlan | None:
+        """The first half of :meth:`handle` for a ``POST``: its plan, made from the
+        request alone, for the caller to hand to the store's append (an awaited one, on
+        an event loop); then :meth:`append_response`.  None when the request is refused
+        on its own: :meth:`handle` answers it (after reading the stream, section 5.2's
+        precedence)."""
+        headers = {name.lower(): value for name, value in request.headers}
+        try:
+            return _plan(headers, request.body, now, True)
+        except _Bad:
+            return None
+
+    def append_response(
+        self, path: str, plan: AppendPlan, outcome: AppendOutcome
+    ) -> Response | None:
+        """The second half: the store's ``outcome`` of ``plan`` as the response.  None
+        when the stream was past its deadline: :meth:`handle` removes it and answers."""
         if outcome.verdict == "expired":
-            return self._post_checked(path, headers, body, now)
+            return None
         return _append_response(path, outcome, plan.producer, bool(plan.units))
 
     def _post_checked(

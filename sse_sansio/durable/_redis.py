@@ -30,56 +30,67 @@ own bound for epochs and seqs.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis
+import redis.asyncio
 
 from ._store import AppendOutcome, AppendPlan, DeleteVerdict, StreamMeta, Verdict
 
 __all__ = ["RedisStore"]
 
 _APPEND = """
-local m, p, d, u, e = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local media, close, has_sseq, sseq = ARGV[1], ARGV[2] == '1', ARGV[3] == '1', ARGV[4]
-local has_producer, pid = ARGV[5] == '1', ARGV[6]
-local epoch, seq, size = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-local channel, path, now = ARGV[10], ARGV[11], tonumber(ARGV[12])
-local first = 13
+-- Few arguments (each costs the client an encode): the stream's keys are made here
+-- from the prefix and the path, the numbers and flags come as one word list.
+local prefix, path, media, sseq, pid = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local m, p, d = prefix .. 'm:' .. path, prefix .. 'p:' .. path, prefix .. 'd:' .. path
+local u, e, channel = prefix .. 'u:' .. path, prefix .. 'e:' .. path, prefix .. 'changed'
+local w = {}
+for word in string.gmatch(ARGV[6], '%S+') do w[#w + 1] = word end
+local close, has_sseq, has_producer = w[1] == '1', w[2] == '1', w[3] == '1'
+local epoch_s, seq_s = w[4], w[5]
+local epoch, seq, size, now = tonumber(epoch_s), tonumber(seq_s), tonumber(w[6]), tonumber(w[7])
+local first = 7
+-- The answer is one bulk string (one reply to parse): verdict tail closed epoch seq.
+local function answer(verdict, tail, closed, epoch, seq)
+  return string.format('%s %d %d %d %d', verdict, tail, closed, epoch, seq)
+end
 local count = #ARGV - first + 1
-if redis.call('EXISTS', m) == 0 then return {'missing', 0, 0, 0, 0} end
+if redis.call('EXISTS', m) == 0 then return answer('missing', 0, 0, 0, 0) end
 local f = redis.call('HMGET', m, 'tail', 'closed', 'soft', 'media', 'closed_by',
                      'stream_seq', 'json', 'deadline', 'ttl')
 local tail = tonumber(f[1])
-if f[3] == '1' then return {'gone', tail, 0, 0, 0} end
-if f[8] and f[8] ~= '' and now >= tonumber(f[8]) then return {'expired', 0, 0, 0, 0} end
+if f[3] == '1' then return answer('gone', tail, 0, 0, 0) end
+if f[8] and f[8] ~= '' and now >= tonumber(f[8]) then return answer('expired', 0, 0, 0, 0) end
 if f[9] and f[9] ~= '' then  -- a sliding TTL moves on, whatever the verdict (5.1)
   redis.call('HSET', m, 'deadline', string.format('%.17g', now + tonumber(f[9])))
 end
 local me = ''
-if has_producer then me = pid .. '\\n' .. ARGV[7] .. '\\n' .. ARGV[8] end
+if has_producer then me = pid .. '\\n' .. epoch_s .. '\\n' .. seq_s end
 if f[2] == '1' then
-  if has_producer and f[5] == me then return {'duplicate', tail, 1, epoch, seq} end
-  if close and count == 0 then return {'closed-again', tail, 1, 0, 0} end
-  return {'closed', tail, 1, 0, 0}
+  if has_producer and f[5] == me then return answer('duplicate', tail, 1, epoch, seq) end
+  if close and count == 0 then return answer('closed-again', tail, 1, 0, 0) end
+  return answer('closed', tail, 1, 0, 0)
 end
-if count > 0 and media ~= f[4] then return {'content-type', tail, 0, 0, 0} end
+if count > 0 and media ~= f[4] then return answer('content-type', tail, 0, 0, 0) end
 if has_producer then
   local known = redis.call('HGET', p, pid)
   if known then
     local sep = string.find(known, ':', 1, true)
     local k_epoch = tonumber(string.sub(known, 1, sep - 1))
     local k_seq = tonumber(string.sub(known, sep + 1))
-    if epoch < k_epoch then return {'stale-epoch', tail, 0, k_epoch, 0} end
+    if epoch < k_epoch then return answer('stale-epoch', tail, 0, k_epoch, 0) end
     if epoch > k_epoch then
-      if seq ~= 0 then return {'epoch-seq', tail, 0, epoch, seq} end
-    elseif seq <= k_seq then return {'duplicate', tail, 0, epoch, k_seq}
-    elseif seq ~= k_seq + 1 then return {'seq-gap', tail, 0, epoch, k_seq + 1}
+      if seq ~= 0 then return answer('epoch-seq', tail, 0, epoch, seq) end
+    elseif seq <= k_seq then return answer('duplicate', tail, 0, epoch, k_seq)
+    elseif seq ~= k_seq + 1 then return answer('seq-gap', tail, 0, epoch, k_seq + 1)
     end
-  elseif seq ~= 0 then return {'epoch-seq', tail, 0, epoch, seq}
+  elseif seq ~= 0 then return answer('epoch-seq', tail, 0, epoch, seq)
   end
 end
-if has_sseq and f[6] and sseq <= f[6] then return {'stream-seq', tail, 0, 0, 0} end
+if has_sseq and f[6] and sseq <= f[6] then return answer('stream-seq', tail, 0, 0, 0) end
 local new_tail = tail + size
 if count > 0 then
   if f[7] == '1' then
@@ -91,13 +102,13 @@ if count > 0 then
 end
 redis.call('HSET', m, 'tail', new_tail)
 if has_sseq then redis.call('HSET', m, 'stream_seq', sseq) end
-if has_producer then redis.call('HSET', p, pid, ARGV[7] .. ':' .. ARGV[8]) end
+if has_producer then redis.call('HSET', p, pid, epoch_s .. ':' .. seq_s) end
 if close then
   redis.call('HSET', m, 'closed', '1')
   if has_producer then redis.call('HSET', m, 'closed_by', me) end
 end
 redis.call('PUBLISH', channel, path)
-return {'appended', new_tail, close and 1 or 0, epoch, seq}
+return answer('appended', new_tail, close and 1 or 0, epoch, seq)
 """
 
 _CREATE = """
@@ -167,6 +178,13 @@ end
 return out
 """
 
+
+def _outcome(reply: bytes) -> AppendOutcome:
+    verdict, tail, closed, epoch, seq = reply.split()
+    name: Verdict = verdict.decode()  # type: ignore[assignment]
+    return AppendOutcome(name, int(tail), closed == b"1", int(epoch), int(seq))
+
+
 _TEXT_FIELDS = ("sid", "content_type", "expires_at", "fork_source", "stream_seq", "config")
 
 
@@ -176,16 +194,28 @@ class RedisStore:
     Args:
         client: A ``redis.Redis`` (bytes replies: ``decode_responses`` off).
         prefix: The start of every key this store names.
+        async_client: A ``redis.asyncio.Redis`` on the same server, for
+            :meth:`append_async` (the ASGI app's appends, awaited on its event loop
+            instead of a worker thread; the client serves that one loop).
+            :meth:`from_url` makes one.
     """
 
     #: The ASGI app calls a blocking store from a worker thread.
     blocking = True
 
-    def __init__(self, client: redis.Redis, *, prefix: str = "ds:") -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        prefix: str = "ds:",
+        async_client: redis.asyncio.Redis | None = None,
+    ) -> None:
         self._client = client
         self._prefix = prefix
         self._channel = f"{prefix}changed"
         self._append = client.register_script(_APPEND)
+        self._async_client = async_client
+        self._append_async = None if async_client is None else async_client.register_script(_APPEND)
         self._create = client.register_script(_CREATE)
         self._delete = client.register_script(_DELETE)
         self._read = client.register_script(_READ)
@@ -193,8 +223,11 @@ class RedisStore:
 
     @classmethod
     def from_url(cls, url: str, *, prefix: str = "ds:") -> RedisStore:
-        """A store on the Redis server at ``url`` (``redis://host:port/db``)."""
-        return cls(redis.Redis.from_url(url), prefix=prefix)
+        """A store on the Redis server at ``url`` (``redis://host:port/db``), with an
+        asyncio client beside the blocking one for :meth:`append_async`."""
+        return cls(
+            redis.Redis.from_url(url), prefix=prefix, async_client=redis.asyncio.Redis.from_url(url)
+        )
 
     def _key(self, kind: str, path: str) -> str:
         return f"{self._prefix}{kind}:{path}"
@@ -264,26 +297,21 @@ class RedisStore:
         return self.meta(meta.path)
 
     def append(self, path: str, plan: AppendPlan) -> AppendOutcome:
+        return _outcome(self._append(args=self._append_call(path, plan)))
+
+    async def append_async(self, path: str, plan: AppendPlan) -> AppendOutcome:
+        """:meth:`append` awaited on the event loop through the asyncio client (one
+        round trip, no worker thread), or in a worker thread without one."""
+        if self._append_async is None:
+            return await asyncio.to_thread(self.append, path, plan)
+        return _outcome(await self._append_async(args=self._append_call(path, plan)))
+
+    def _append_call(self, path: str, plan: AppendPlan) -> list[str | bytes]:
         pid, epoch, seq = plan.producer or ("", 0, 0)
-        args: list[str | bytes] = [
-            plan.media_type or "",
-            "1" if plan.close else "0",
-            "0" if plan.stream_seq is None else "1",
-            plan.stream_seq or "",
-            "0" if plan.producer is None else "1",
-            pid,
-            str(epoch),
-            str(seq),
-            str(plan.size),
-            self._channel,
-            path,
-            repr(plan.now),
-            *plan.units,
-        ]
-        keys = [self._key(kind, path) for kind in ("m", "p", "d", "u", "e")]
-        verdict, tail, closed, epoch, seq = self._append(keys=keys, args=args)
-        name: Verdict = verdict.decode()
-        return AppendOutcome(name, int(tail), bool(closed), int(epoch), int(seq))
+        flags = f"{plan.close:d} {plan.stream_seq is not None:d} {plan.producer is not None:d}"
+        words = f"{flags} {epoch} {seq} {plan.size} {plan.now!r}"
+        head = [self._prefix, path, plan.media_type or "", plan.stream_seq or "", pid, words]
+        return [*head, *plan.units]
 
     def read(self, path: str, start: int, stop: int, max_bytes: int) -> list[bytes]:
         keys = [self._key(kind, path) for kind in ("m", "d", "u")]
@@ -320,6 +348,11 @@ class RedisStore:
         pubsub = self._client.pubsub(ignore_subscribe_messages=True)
         pubsub.subscribe(**{self._channel: lambda message: callback(message["data"].decode())})
         self._listener = pubsub.run_in_thread(sleep_time=1.0, daemon=True)
+
+    async def aclose(self) -> None:
+        """Close the asyncio client's connections (on the event loop that used them)."""
+        if self._async_client is not None:
+            await self._async_client.aclose()
 
     def close(self) -> None:
         """Stop the listener thread, if :meth:`subscribe` started one."""

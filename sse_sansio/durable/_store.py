@@ -235,6 +235,9 @@ class Store(Protocol):
     Paths are the full request paths; positions are integers (``_store.py`` explains
     them).  Each method is one atomic step for the paths it names.  A store for another
     engine implements these seven methods and passes tests/durable/test_durable_stores.py.
+    Optional: ``blocking = True`` (the ASGI app calls the store in a worker thread) and
+    ``async def append_async(path, plan)``, :meth:`append` awaited (the ASGI app awaits
+    appends on its event loop with it).
     """
 
     def meta(self, path: str) -> StreamMeta | None:

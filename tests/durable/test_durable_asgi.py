@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from sse_sansio.durable import DurableApp, MemoryStore, asgi_app
+from sse_sansio.durable import AppendOutcome, AppendPlan, DurableApp, MemoryStore, asgi_app
 
 GUARD = 10.0  # seconds: a hang fails the test; nothing here is timed
 
@@ -268,6 +268,79 @@ def test_a_blocking_store_and_another_process_s_change() -> None:
         assert (answer["status"], answer["body"]) == (200, b"far")
         await client.request("GET")
         assert len(store.callbacks) == 1  # subscribed once
+
+    run(scenario())
+
+
+def test_a_change_heard_wakes_only_a_path_read_here() -> None:
+    store = HookedStore()
+    client = Client(asgi_app(store, long_poll_timeout=60))
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        woken: list[tuple[Any, ...]] = []
+        schedule = loop.call_soon_threadsafe
+
+        def counting(callback: Callable[..., object], *args: Any) -> Any:
+            if args == ("/v1/stream/s",):  # a wake, not a worker thread's result
+                woken.append(args)
+            return schedule(callback, *args)
+
+        loop.call_soon_threadsafe = counting  # type: ignore[method-assign,assignment]
+        await client.request("PUT", headers={"Content-Type": "text/plain"})
+
+        def hear(path: str) -> None:
+            thread = threading.Thread(target=store.callbacks[0], args=(path,))
+            thread.start()
+            thread.join()
+
+        hear("/v1/stream/s")  # nobody reads it here: nothing to wake
+        assert woken == []
+        poll = asyncio.create_task(client.request("GET", query="offset=now&live=long-poll"))
+        await asyncio.sleep(0.05)
+        from sse_sansio.durable import AppendPlan
+
+        MemoryStore.append(
+            store, "/v1/stream/s", AppendPlan([b"x"], 1, "text/plain", False, None, None, 0.0)
+        )
+        hear("/v1/stream/s")
+        assert (await poll)["body"] == b"x"
+        assert woken == [("/v1/stream/s",)]
+
+    run(scenario())
+
+
+class AwaitedStore(MemoryStore):
+    """A store whose appends the app awaits (append_async), like the Redis one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.awaited: list[str] = []
+
+    async def append_async(self, path: str, plan: AppendPlan) -> AppendOutcome:
+        outcome = self.append(path, plan)
+        self.awaited.append(outcome.verdict)
+        return outcome
+
+
+def test_appends_through_a_store_s_awaited_step() -> None:
+    store = AwaitedStore()
+    clock = [1_800_000_000.0]
+    client = Client(asgi_app(store, long_poll_timeout=60, clock=lambda: clock[0]))
+    text = {"Content-Type": "text/plain"}
+
+    async def scenario() -> None:
+        await client.request("PUT", headers={**text, "Stream-TTL": "10"})
+        poll = asyncio.create_task(client.request("GET", query="offset=now&live=long-poll"))
+        await asyncio.sleep(0.05)
+        assert (await client.request("POST", body=b"ab", headers=text))["status"] == 204
+        assert (await poll)["body"] == b"ab"  # the awaited append woke the reader
+        assert (await client.request("POST", body=b"cd"))["status"] == 400  # no type
+        assert store.awaited == ["appended"]  # refused on its own: the core answered
+        clock[0] += 10
+        assert (await client.request("POST", body=b"ef", headers=text))["status"] == 404
+        assert store.awaited == ["appended", "expired"]  # then the core removed it
+        assert store.meta("/v1/stream/s") is None
 
     run(scenario())
 

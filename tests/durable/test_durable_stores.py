@@ -10,6 +10,7 @@ second process's view) sees the same streams, offsets and closure.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
 import uuid
@@ -233,6 +234,22 @@ def test_media_types_are_remembered_within_a_bound() -> None:
     assert len(_store.MEDIA_TYPES) <= 256
 
 
+def test_the_protocol_s_largest_numbers_are_exact(make_store: Callable[[], Store]) -> None:
+    """Epochs and seqs up to 2^53 - 1 (section 5.2.1), and positions past 2^50, come
+    back as they went (Redis's Lua counts in doubles)."""
+    store = make_store()
+    p = path()
+    top = 2**53 - 1
+    store.create(meta(p, fork_position=10**15 + 1), [])
+    first = store.append(p, plan(b"ab", producer=("p", top, 0)))
+    assert (first.verdict, first.tail, first.epoch, first.seq) == ("appended", 10**15 + 3, top, 0)
+    store.append(p, plan(b"c", producer=("q", 0, 0)))
+    again = store.append(p, plan(b"c", producer=("q", 0, top)))
+    assert (again.verdict, again.seq) == ("seq-gap", 1)
+    retry = store.append(p, plan(b"ab", producer=("p", top, 0)))
+    assert (retry.verdict, retry.epoch, retry.seq, retry.tail) == ("duplicate", top, 0, 10**15 + 4)
+
+
 def test_decide_append_alone() -> None:
     assert decide_append(None, plan(b"x")).verdict == "missing"
     assert decide_append(meta("/p", soft_deleted=True), plan(b"x")).verdict == "gone"
@@ -277,6 +294,40 @@ def test_the_protocol_over_two_views_of_one_store(make_store: Callable[[], Store
     assert read.header("stream-next-offset") == appended.header("stream-next-offset")
     call(first, "POST", b"", **{"Stream-Closed": "true"})
     assert call(second, "HEAD").header("stream-closed") == "true"
+
+
+@pytest.mark.slow  # a live redis-server
+def test_redis_appends_awaited_on_the_loop(redis_server: RedisServer) -> None:
+    """append_async is the same step as append: through the asyncio client, or in a
+    worker thread for a store made without one."""
+    from sse_sansio.durable import RedisStore
+
+    prefix = f"a{uuid.uuid4().hex[:8]}:"
+    awaited = RedisStore.from_url(redis_server.url, prefix=prefix)
+    threaded = RedisStore(redis_server.client(), prefix=prefix)
+    p = path()
+    threaded.create(meta(p), [])
+
+    async def scenario() -> list[tuple[object, ...]]:
+        try:
+            answers = [
+                await awaited.append_async(p, plan(b"ab", producer=("w", 0, 0))),
+                await threaded.append_async(p, plan(b"cd", producer=("w", 0, 1))),
+                await awaited.append_async(p, plan(b"ab", producer=("w", 0, 0))),
+                await awaited.append_async(path(), plan(b"x")),
+            ]
+        finally:
+            await awaited.aclose()
+            await threaded.aclose()  # no asyncio client: nothing to close
+        return [(a.verdict, a.tail, a.seq) for a in answers]
+
+    assert asyncio.run(scenario()) == [
+        ("appended", 2, 0),
+        ("appended", 4, 1),
+        ("duplicate", 4, 1),
+        ("missing", 0, 0),
+    ]
+    assert threaded.read(p, 0, 4, 100) == [b"abcd"]
 
 
 @pytest.mark.slow  # a live redis-server
