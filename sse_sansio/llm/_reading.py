@@ -85,12 +85,12 @@ class Reader:
         if self.follows and dialect.answer_parts() is not parts:
             parts = self._restart(dialect.answer_parts())
         texts = parts.text
-        seen = self.text
-        if len(texts) == seen:
+        seen, now = self.text, len(texts)
+        if now == seen:
             return ""
-        self.text = len(texts)
+        self.text = now
         # Most events add one fragment: join only when there are more.
-        return texts[seen] if len(texts) == seen + 1 else "".join(texts[seen:])
+        return texts[seen] if now == seen + 1 else "".join(texts[seen:])
 
     def read(self, event: Event) -> int:
         """What ``event`` did, as bits: TOKEN (it carried output), MOVES (progress).
@@ -107,12 +107,12 @@ class Reader:
         if self.follows and dialect.answer_parts() is not parts:
             parts = self._restart(dialect.answer_parts())
         texts, reasonings = parts.text, parts.reasoning
-        seen = self.text
-        if len(texts) == seen:
+        seen, now = self.text, len(texts)
+        if now == seen:
             wrote = False
         else:  # most events add one fragment: no slice for it
-            wrote = texts[seen] != "" if len(texts) == seen + 1 else any(texts[seen:])
-            self.text = len(texts)
+            wrote = texts[seen] != "" if now == seen + 1 else any(texts[seen:])
+            self.text = now
         token = wrote
         if len(reasonings) > self.reasoning:
             token = token or any(reasonings[self.reasoning :])
