@@ -106,7 +106,7 @@ class DurableApp:
         )
         subscribe = getattr(protocol.store, "subscribe", None)
         self._subscribe: Callable[[Callable[[str], None]], object] | None = subscribe
-        self._subscribed = False
+        self._subscription: asyncio.Future[object] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -114,7 +114,6 @@ class DurableApp:
             return
         if scope["type"] != "http":  # websockets: not ours to serve
             return
-        self._listen()
         path = scope.get("path", "")
         if not path.startswith(self.prefix + "/") or len(path) == len(self.prefix) + 1:
             await _write(send, Response(404, [("content-type", "text/plain")], b"no stream here"))
@@ -151,10 +150,15 @@ class DurableApp:
         outcome = await self._append_async(request.path, plan)
         return self.protocol.append_response(request.path, plan, outcome)
 
-    def _listen(self) -> None:
-        """Hear other processes' changes through the store's hook, once a loop runs."""
-        if self._subscribe is not None and not self._subscribed:
-            self._subscribed = True
+    async def _listen(self) -> None:
+        """Hear other processes' changes through the store's hook: subscribed once, when
+        the first live read starts (a process that only writes hears nothing, so pays
+        nothing), and awaited by every live read before it looks at its stream.  The
+        hook returns once the subscription is live, so no change made after that look
+        goes unheard."""
+        if self._subscribe is None:
+            return
+        if self._subscription is None:
             loop = asyncio.get_running_loop()
             wakeup = self._wakeup
             notify = wakeup.notify
@@ -166,7 +170,8 @@ class DurableApp:
                 if wakeup.waiting(path):
                     loop.call_soon_threadsafe(notify, path)
 
-            self._subscribe(heard)
+            self._subscription = asyncio.ensure_future(self._call(self._subscribe, heard))
+        await asyncio.shield(self._subscription)
 
     async def _call(self, function: Callable[..., T], *args: Any) -> T:
         if self._blocking:
@@ -189,6 +194,7 @@ class DurableApp:
                 return b"".join(chunks)
 
     async def _long_poll(self, live: LiveRead) -> Response:
+        await self._listen()
         while True:
             event = self._wakeup.event(live.path)
             now = self._clock()
@@ -200,6 +206,7 @@ class DurableApp:
 
     async def _sse(self, live: LiveRead, scope: Scope, receive: Receive, send: Send) -> None:
         async def source() -> AsyncIterator[bytes]:
+            await self._listen()
             while True:
                 event = self._wakeup.event(live.path)
                 now = self._clock()

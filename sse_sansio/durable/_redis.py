@@ -342,11 +342,19 @@ class RedisStore:
         name: DeleteVerdict = verdict.decode()  # type: ignore[assignment]
         return name
 
+    #: Seconds :meth:`subscribe` waits for Redis to confirm the subscription.
+    subscribe_timeout = 10.0
+
     def subscribe(self, callback: Callable[[str], None]) -> None:
         """Call ``callback(path)`` (in a thread of its own) for every change any process
-        makes to this store's streams; the ASGI app wakes its readers with it."""
-        pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+        makes to this store's streams from now on; the ASGI app wakes its readers with
+        it.  Returns once Redis confirmed the subscription (TimeoutError if it does not
+        within :attr:`subscribe_timeout`), so a change after the return is heard."""
+        pubsub = self._client.pubsub()
         pubsub.subscribe(**{self._channel: lambda message: callback(message["data"].decode())})
+        if pubsub.get_message(timeout=self.subscribe_timeout) is None:  # the confirmation
+            pubsub.close()
+            raise TimeoutError(f"Redis did not confirm the subscription to {self._channel}")
         self._listener = pubsub.run_in_thread(sleep_time=1.0, daemon=True)
 
     async def aclose(self) -> None:

@@ -255,9 +255,10 @@ def test_a_blocking_store_and_another_process_s_change() -> None:
     async def scenario() -> None:
         await client.request("PUT", headers={"Content-Type": "text/plain"})
         assert threading.get_ident() not in store.threads  # never on the loop's thread
-        assert len(store.callbacks) == 1
+        assert store.callbacks == []  # no live read yet: nothing to hear
         poll = asyncio.create_task(client.request("GET", query="offset=now&live=long-poll"))
         await asyncio.sleep(0.05)
+        assert len(store.callbacks) == 1  # the first live read subscribed
         # "Another process" appends straight into the store, then its change is heard.
         from sse_sansio.durable import AppendPlan
 
@@ -266,7 +267,8 @@ def test_a_blocking_store_and_another_process_s_change() -> None:
         threading.Thread(target=store.callbacks[0], args=("/v1/stream/s",)).start()
         answer = await poll
         assert (answer["status"], answer["body"]) == (200, b"far")
-        await client.request("GET")
+        await client.request("POST", headers={"Stream-Closed": "true"})
+        assert (await client.request("GET", query="offset=-1&live=sse"))["finished"]
         assert len(store.callbacks) == 1  # subscribed once
 
     run(scenario())
@@ -282,22 +284,23 @@ def test_a_change_heard_wakes_only_a_path_read_here() -> None:
         schedule = loop.call_soon_threadsafe
 
         def counting(callback: Callable[..., object], *args: Any) -> Any:
-            if args == ("/v1/stream/s",):  # a wake, not a worker thread's result
+            if args and isinstance(args[0], str):  # a wake, not a worker thread's result
                 woken.append(args)
             return schedule(callback, *args)
 
         loop.call_soon_threadsafe = counting  # type: ignore[method-assign,assignment]
         await client.request("PUT", headers={"Content-Type": "text/plain"})
+        await client.request("PUT", "/v1/stream/other", headers={"Content-Type": "text/plain"})
+        poll = asyncio.create_task(client.request("GET", query="offset=now&live=long-poll"))
+        await asyncio.sleep(0.05)
 
         def hear(path: str) -> None:
             thread = threading.Thread(target=store.callbacks[0], args=(path,))
             thread.start()
             thread.join()
 
-        hear("/v1/stream/s")  # nobody reads it here: nothing to wake
+        hear("/v1/stream/other")  # nobody reads it here: nothing to wake
         assert woken == []
-        poll = asyncio.create_task(client.request("GET", query="offset=now&live=long-poll"))
-        await asyncio.sleep(0.05)
         from sse_sansio.durable import AppendPlan
 
         MemoryStore.append(

@@ -296,6 +296,43 @@ def test_the_protocol_over_two_views_of_one_store(make_store: Callable[[], Store
     assert call(second, "HEAD").header("stream-closed") == "true"
 
 
+def test_a_subscription_redis_never_confirms_is_an_error() -> None:
+    """subscribe() returns only once Redis confirmed the subscription: a pubsub that
+    hears nothing within the bound makes it fail, not return before it is live."""
+    from sse_sansio.durable import RedisStore
+
+    class Silent:
+        """A pubsub connection whose SUBSCRIBE is never confirmed."""
+
+        def __init__(self) -> None:
+            self.closed = False
+            self.waited: list[float] = []
+
+        def subscribe(self, **handlers: object) -> None:
+            self.handlers = handlers
+
+        def get_message(self, timeout: float) -> None:
+            self.waited.append(timeout)
+
+        def close(self) -> None:
+            self.closed = True
+
+    silent = Silent()
+
+    class Client:
+        def register_script(self, script: str) -> None:
+            return None
+
+        def pubsub(self) -> Silent:
+            return silent
+
+    store = RedisStore(Client(), prefix="x:")  # type: ignore[arg-type]
+    store.subscribe_timeout = 0.25
+    with pytest.raises(TimeoutError, match="did not confirm the subscription to x:changed"):
+        store.subscribe(lambda changed: None)
+    assert (list(silent.handlers), silent.waited, silent.closed) == (["x:changed"], [0.25], True)
+
+
 @pytest.mark.slow  # a live redis-server
 def test_redis_appends_awaited_on_the_loop(redis_server: RedisServer) -> None:
     """append_async is the same step as append: through the asyncio client, or in a
