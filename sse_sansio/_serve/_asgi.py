@@ -99,8 +99,8 @@ class _Served(_Base):
         raise NotImplementedError
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def write(data: bytes) -> None:
-            await send({"type": "http.response.body", "body": data, "more_body": True})
+        def write(data: bytes) -> Awaitable[None]:
+            return send({"type": "http.response.body", "body": data, "more_body": True})
 
         async def disconnected() -> None:
             while (await receive())["type"] != "http.disconnect":

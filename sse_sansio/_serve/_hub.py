@@ -202,7 +202,8 @@ class Hub:
         else:
             targets = self._targets(channel)
         if targets:
-            self._deliver_all(targets, Frame(item, key=self._key_of(item)), channel, item, now)
+            key = None if self._policy != "conflate" else self._key_of(item)
+            self._deliver_all(targets, Frame(item, key=key), channel, item, now)
         return ident
 
     def subscribe(
@@ -375,6 +376,9 @@ class Hub:
         now: float,
     ) -> None:
         gone = []
+        data = frame.data
+        length = len(data)
+        hurry = frame.urgent
         for stream, (_, may_read, wake) in tuple(targets.items()):
             if may_read is not None and not self._may(stream, may_read, channel, item, now):
                 if stream.state != "open":  # may_read raised: cut, and its writer told
@@ -382,7 +386,22 @@ class Hub:
                     if wake is not None:
                         wake()
                 continue
-            if deliver(stream, frame, now):
+            # deliver()'s commonest case inline (issue 40, item 8): an open "disconnect"
+            # subscriber with room, whose clock did not run ahead of the hub's.
+            size = stream._size
+            total = size + length
+            clock = stream._clock
+            if stream._plain and (total <= stream._max_buffer or not size) and now >= clock.latest:
+                clock.latest = now
+                stream._frames.append(data)
+                stream._size = total
+                due_at = stream._due_at
+                if due_at is None:
+                    due_at = now + stream._hold
+                if (hurry or total >= stream._burst) and now < due_at:
+                    due_at = now
+                stream._due_at = due_at
+            elif deliver(stream, frame, now):
                 gone.append(stream)
             if wake is not None:
                 wake()
@@ -427,8 +446,7 @@ class Hub:
     # Replay.
 
     def _key_of(self, item: Event | Comment) -> Hashable | None:
-        if self._policy != "conflate":
-            return None
+        """The conflation key of ``item`` (policy "conflate")."""
         if self._key is not None:
             return self._key(item)
         return item.type if isinstance(item, Event) else None

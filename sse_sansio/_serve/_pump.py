@@ -44,9 +44,17 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from concurrent.futures import ThreadPoolExecutor
-from types import FrameType
+from types import CoroutineType, FrameType
 from typing import Any, Literal, cast
 
 from sse_sansio._errors import StreamCut
@@ -91,6 +99,7 @@ LOG = logging.getLogger("sse_sansio.serve")
 SYNC_SOURCE_THREADS = 16
 
 _END = object()  # what next() returns at the end of a sync source
+_WRITTEN = object()  # what next() returns for a write done in its first step
 # Detached sources, held until they finish (a task nobody references may be collected).
 _DETACHED: set[asyncio.Task[None]] = set()
 # The pumps running now, for stop_all() (a server shutting down): a plain set (a
@@ -194,15 +203,46 @@ def _close_unread(source: Source) -> None:
 class Pump:
     """Run one response: write what its stream hands out, fed by a source or a hub.
 
-    Speed (issue 40, item 8): per event the writer makes no task and no
-    ``asyncio.wait``.  It awaits ``write()`` itself; a stop that must interrupt a
-    pending write (a slow reader, a disconnect) cancels the writer's task, which
-    ``_write_loop`` tells from a cancellation of its own (``_interrupted``) and takes
-    back with ``uncancel()``.  It sleeps on one future, resolved by a wake-up, a stop or
-    its timer; the timer is kept while the deadline only moves later (a keepalive
-    deadline moves at each write), so a busy stream re-arms it about once per deadline,
-    not once per event.
+    Speed (issue 40, item 8): an event costs no task step of its own.  Whoever queues
+    it (the feeder, or a publish() through :meth:`wake`) writes it at once while the
+    writer is asleep and no write is pending (``_flush``): the write's first step runs
+    right there.  A write that must wait (backpressure) is handed over (``_rest``): a
+    Task of its own resumes it once what it awaits is done, as a Task would have, and
+    the feeder goes on reading meanwhile.  The writer wakes only for the rest: a
+    deadline (keepalive, coalescing, lifetime), the end, a stop, a hand-over finished.
+    A stop that must interrupt a pending write (a slow reader, a disconnect) cancels it:
+    a handed-over one as Task.cancel() would (what it awaits, or its Task), the writer's
+    own by cancelling the writer's task, which ``_write_loop`` tells from a
+    cancellation of its own (``_interrupted``) and takes back with ``uncancel()``.  The
+    writer sleeps on one future, resolved by a wake-up, a stop or its timer; the timer
+    is kept while the deadline only moves later (a keepalive deadline moves at each
+    write), so a busy stream re-arms it about once per deadline, not once per event.
     """
+
+    __slots__ = (
+        "_clock",
+        "_ends_at",
+        "_failure",
+        "_gone",
+        "_hub",
+        "_interrupted",
+        "_loop",
+        "_max_buffer",
+        "_outcome",
+        "_policy",
+        "_rest",
+        "_rested",
+        "_room",
+        "_sleep",
+        "_source",
+        "_stream",
+        "_timer",
+        "_timer_at",
+        "_window",
+        "_write",
+        "_writer",
+        "_writing",
+    )
 
     def __init__(
         self, stream: ServerStream | None, options: Options, *, source: Source | None
@@ -224,7 +264,13 @@ class Pump:
         self._timer_at = _INFINITY
         self._room: asyncio.Future[None] | None = None  # the feeder waits for a hand-out
         self._writer: asyncio.Task[Any] | None = None
+        self._write: Write | None = None  # set by run()
         self._writing = False  # the writer is inside write(): pending, when others see it
+        # A write handed over: what it awaits, then the Task that resumed it; and a
+        # future resolved when it is done.
+        self._rest: asyncio.Future[Any] | None = None
+        self._rested: asyncio.Future[None] | None = None
+        self._failure: BaseException | None = None  # what a write run by _flush raised
         self._interrupted = False  # a stop cancelled the writer's pending write
         self._gone = False  # the client is gone: events go to the window only
 
@@ -234,12 +280,38 @@ class Pump:
         self._hub = hub
 
     def wake(self) -> None:
-        """Something was queued on the stream, or it ended: the writer looks again (a
-        stream that turned "slow" stops it even in the middle of a write)."""
-        if self._stream._state == "slow":
+        """Something was queued on the stream, or it ended: write what is due now if the
+        writer is asleep and no write is pending (the write's first step runs here; one
+        that must wait is handed over, and the caller goes on), else let the writer look
+        again.  A stream that turned "slow" stops the response, even mid-write."""
+        stream = self._stream
+        state = stream._state
+        if state == "slow":
             self._halt("slow")
+            return
         sleep = self._sleep
-        if sleep is not None and not sleep.done():
+        if sleep is None or self._rest is not None:  # the writer, or the write handed
+            return  # over, looks again when its write is done
+        if state == "open" and self._outcome is None and self._failure is None:
+            data = stream.data_to_send(self._clock())
+            if data:
+                step = cast(Write, self._write)(data)
+                if type(step) is not CoroutineType:
+                    step = _awaited(step)
+                try:
+                    waiting = next(step.__await__(), _WRITTEN)  # (no StopIteration made)
+                except OSError:  # the transport is closed: the client is gone
+                    self._halt("disconnected")
+                    return
+                except Exception as exc:  # the writer raises it, as if its own write had
+                    self._failure = exc
+                else:
+                    if waiting is not _WRITTEN:
+                        self._hand_over(cast(Coroutine[Any, Any, None], step), waiting)
+                    return  # (written: the writer sleeps on)
+        # The writer looks again: the end, a failure, or a new deadline (frames held for
+        # coalescing come due later).
+        if not sleep.done():
             sleep.set_result(None)
 
     def stop(self) -> None:
@@ -249,6 +321,7 @@ class Pump:
     async def run(self, write: Write, disconnected: Disconnected) -> Outcome:
         """Pump until the stream ends, the client is gone or the server stops it."""
         self._writer = asyncio.current_task()
+        self._write = write
         feeder = None
         if self._source is not None:
             feeder = self._loop.create_task(self._feed(self._source))
@@ -265,6 +338,8 @@ class Pump:
         finally:
             _RUNNING.discard(self)
             watcher.cancel()
+            if self._rest is not None:  # the response is over: so is its write
+                self._rest.cancel()
             if self._timer is not None:
                 self._timer.cancel()
             if self._hub is not None:
@@ -278,6 +353,14 @@ class Pump:
         clock = self._clock
         try:
             while True:
+                if self._failure is not None:
+                    failure, self._failure = self._failure, None
+                    raise failure
+                if self._rest is not None:  # a write handed over is pending: wait for it
+                    if self._outcome is not None:
+                        return await self._stopped(write)
+                    await self._idle(None)
+                    continue
                 data = stream.data_to_send(clock())
                 if data:
                     if self._room is not None:
@@ -290,8 +373,8 @@ class Pump:
                     finally:
                         self._writing = False
                 state = stream._state
-                if state != "open" and not stream._size:  # ended and written, or slow
-                    return state
+                if state != "open" and not stream._size and self._outcome != "disconnected":
+                    return state  # ended and written (a stop comes too late), or slow
                 if self._outcome is not None:
                     return await self._stopped(write)
                 await self._idle(stream.deadline)
@@ -302,6 +385,34 @@ class Pump:
             cast(asyncio.Task[Any], self._writer).uncancel()
             return await self._stopped(write)
 
+    def _hand_over(self, step: Coroutine[Any, Any, None], waiting: object) -> None:
+        """A write whose first step waits on ``waiting``: a Task of its own resumes it
+        when that is done (a future), or at once (a bare yield: the loop's next turn)."""
+        self._rested = self._loop.create_future()
+        if asyncio.isfuture(waiting) and not waiting.done():
+            waiting._asyncio_future_blocking = False  # taken, as Task takes it
+            self._rest = waiting
+            waiting.add_done_callback(lambda _: self._resume(step))
+        else:
+            self._resume(step)
+
+    def _resume(self, step: Coroutine[Any, Any, None]) -> None:
+        self._rest = rest = self._loop.create_task(step)
+        rest.add_done_callback(self._rest_done)
+
+    def _rest_done(self, rest: asyncio.Task[None]) -> None:
+        """A write handed over is done: the client gone (OSError), a failure for the
+        writer to raise, or written; the writer looks again."""
+        self._rest = None
+        if not rest.cancelled():
+            failure = rest.exception()
+            if isinstance(failure, OSError):
+                self._halt("disconnected")
+            elif failure is not None:
+                self._failure = failure
+        cast("asyncio.Future[None]", self._rested).set_result(None)
+        self._rouse()
+
     async def _stopped(self, write: Write) -> Outcome:
         """The outcome of a stop; for "stopped", the whole frames queued go first."""
         outcome = cast(Outcome, self._outcome)
@@ -310,6 +421,9 @@ class Pump:
             return outcome
         self._gone = True  # from now on the source writes to the window only
         finish(stream, self._clock(), cut=True)
+        if self._rest is not None:  # cancelled by the stop: let it unwind first
+            rested = cast("asyncio.Future[None]", self._rested)
+            await asyncio.wait((rested,), timeout=2 * _FINAL_WRITE)
         data = stream.data_to_send(self._clock())
         if data:
             # A client gone or not reading resumes all the same.
@@ -342,7 +456,13 @@ class Pump:
         """The timer: wake the writer, which arms it again for its next deadline."""
         self._timer = None
         self._timer_at = _INFINITY
-        self.wake()
+        self._rouse()
+
+    def _rouse(self) -> None:
+        """Wake the writer if it sleeps."""
+        sleep = self._sleep
+        if sleep is not None and not sleep.done():
+            sleep.set_result(None)
 
     async def _watch(self, disconnected: Disconnected) -> None:
         await disconnected()
@@ -351,14 +471,15 @@ class Pump:
     def _halt(self, outcome: Outcome) -> None:
         if self._outcome is None:
             self._outcome = outcome
-            writer = self._writer
-            # A write the client never takes (seen from another task: it is pending).
-            if self._writing and writer is not asyncio.current_task():
+            # A write the client never takes (seen from another task: it is pending):
+            # one handed over is cancelled as Task.cancel() would, the writer's own
+            # with the writer's task.
+            if self._rest is not None:
+                self._rest.cancel()
+            elif self._writing and self._writer is not asyncio.current_task():
                 self._interrupted = True
-                cast(asyncio.Task[Any], writer).cancel()
-        sleep = self._sleep
-        if sleep is not None and not sleep.done():
-            sleep.set_result(None)
+                cast(asyncio.Task[Any], self._writer).cancel()
+        self._rouse()
         self._made_room()
 
     # The feeder.
@@ -367,15 +488,21 @@ class Pump:
         cut = True
         try:
             if isinstance(source, AsyncIterable):
+                stream = self._stream
+                clock = self._clock
                 async for item in source:
-                    if self._crowded(item):
+                    if stream._size and self._crowded(item):
                         await self._hand_out_first()
-                    self._take(item)
+                    if self._gone:
+                        self._take(item)
+                    else:  # _take(), inline
+                        stream.send(item, clock())
+                        self.wake()
             else:
                 items = iter(source)
                 executor = _executor()
-                # Each next() returns through the loop, where the writer woken by the
-                # item before it runs first: a sync source cannot burst past it.
+                # Each next() returns through the loop, where the item before it was
+                # written (or handed to the writer): a sync source cannot burst past it.
                 while (got := await self._loop.run_in_executor(executor, _next, items)) is not _END:
                     self._take(cast(Item, got))
             cut = False
@@ -400,6 +527,7 @@ class Pump:
         return (
             buffered > 0
             and not self._writing
+            and self._rest is None
             and not self._gone
             and buffered + _bound(cast(Item, item)) > self._max_buffer
         )
@@ -415,7 +543,7 @@ class Pump:
     async def _hand_out_first(self) -> None:
         """Wait until the writer took what is queued (or a stop)."""
         self._room = room = self._loop.create_future()
-        self.wake()
+        self._rouse()
         try:
             await room
         finally:
@@ -445,6 +573,11 @@ class Pump:
             return
         feeder.cancel()
         await asyncio.wait((feeder,))
+
+
+async def _awaited(awaitable: Awaitable[None]) -> None:
+    """A write's awaitable that is not a coroutine, as one (that _flush can step)."""
+    await awaitable
 
 
 def _bound(item: Item) -> int:

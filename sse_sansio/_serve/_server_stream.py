@@ -44,8 +44,9 @@
 # and refusals equal to serialize()'s for any event, forged ones included.
 #
 # A Hub's subscribers (issue 34, _hub.py) are ServerStreams too, fed by deliver()
-# (whose commonest case, an open "disconnect" subscriber with room, is _queue() inline:
-# a publish to 1,000 subscribers went from 18x to 12x a loop of 1,000 deque appends):
+# (whose commonest case, an open "disconnect" subscriber with room, Hub._deliver_all()
+# runs inline, _queue() included: a publish to 1,000 subscribers went from 18x to 8x a
+# loop of 1,000 deque appends):
 # a Frame is an item serialized once for all of them, trusted because only
 # serialize() made its bytes (it keeps no setter); bytes a caller sends are still
 # checked by send().  subscriber() makes such a stream with the hub's policy for a
@@ -458,6 +459,9 @@ def _count(name: str, value: int, least: int) -> int:
     return value
 
 
+_set = object.__setattr__
+
+
 class Frame:
     """Items serialized once, to be queued on many streams by :func:`deliver`.
 
@@ -477,11 +481,16 @@ class Frame:
     def __init__(
         self, *items: Event | Comment, key: Hashable | None = None, urgent: bool = False
     ) -> None:
-        data = serialize(items[0]) if len(items) == 1 else b"".join(map(serialize, items))
-        urgent = urgent or any(type(i) is Event and i[3] is not None for i in items)
-        object.__setattr__(self, "data", data)
-        object.__setattr__(self, "key", key)
-        object.__setattr__(self, "urgent", urgent)
+        if len(items) == 1:  # a publish: one item (issue 40, item 8: no generator)
+            item = items[0]
+            data = serialize(item)
+            urgent = urgent or (type(item) is Event and item[3] is not None)
+        else:
+            data = b"".join(map(serialize, items))
+            urgent = urgent or any(type(i) is Event and i[3] is not None for i in items)
+        _set(self, "data", data)
+        _set(self, "key", key)
+        _set(self, "urgent", urgent)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"a Frame is read-only: {name} stays what serialize() made")
@@ -533,20 +542,6 @@ def deliver(stream: ServerStream, frame: Frame, now: float) -> bool:
         clock.latest = now  # time: one subscriber's clock never fails a whole publish
     else:
         now = clock.latest
-    if stream._plain:  # open, "disconnect": _queue() inline, while the frame fits
-        size = stream._size
-        data = frame.data
-        total = size + len(data)
-        if total <= stream._max_buffer or not size:
-            stream._frames.append(data)
-            stream._size = total
-            due_at = stream._due_at
-            if due_at is None:
-                due_at = now + stream._hold
-            if (frame.urgent or total >= stream._burst) and now < due_at:
-                due_at = now
-            stream._due_at = due_at
-            return False
     if stream._state != "open":
         return stream._state == "slow"
     slots = stream._slots

@@ -202,6 +202,11 @@ async def follow(
         assert stream.status == 200
 
 
+async def arrived(readers: list[Reader], data: str) -> None:
+    while not all(any(e.data == data for e in r.events) for r in readers):
+        await asyncio.sleep(0.01)
+
+
 async def until_subscribed(port: int, user: str) -> None:
     """A subscriber of ``port`` whose head came is subscribed: the hub follows Redis."""
     stream = await request(port, "/events", user)
@@ -286,6 +291,9 @@ async def sigterm_scenario(servers: Servers) -> None:
         published.append((f"user/u{k}", str(k)))
     await publish(ports[1], "scores/1", "mid")
     published.append(("scores/1", "mid"))
+    # Every reader has what the first process followed before it stops (else one with
+    # no event yet would have no ID to resume from, a race of the test's own).
+    await asyncio.wait_for(arrived(readers, "mid"), GUARD)
     servers.processes[0].send_signal(signal.SIGTERM)
     # It exits at once: uvicorn's graceful wait does not wait on the open streams.
     await asyncio.wait_for(asyncio.to_thread(servers.processes[0].wait), 15)

@@ -24,7 +24,7 @@ from sse_sansio import Comment, Event, Hub, ReplayWindow, StreamCut
 from sse_sansio._serve import _pump
 from sse_sansio.aiohttp import serve, serve_hub
 from sse_sansio.asgi import EventStreamResponse, HubResponse, IncompleteResponseFilter
-from tests.serve.test_asgi import GUARD, Client
+from tests.serve.test_asgi import GUARD, Client, Message, events
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -603,23 +603,187 @@ def test_the_filter_drops_uvicorns_line_for_our_cuts_only(
     assert [r.levelname for r in ours] == ["WARNING", "WARNING"]  # one line per cut
 
 
-def test_a_hub_burst_past_max_buffer_drops_a_subscriber_that_had_no_turn(
+def test_a_hub_burst_is_written_as_it_is_published_and_past_a_stuck_write_drops_it(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    # The hub's bound is the app's to size (docs/channels.rst: rate x jitter plus the
-    # largest burst): publishes that never let the loop run fill the queue past it.
-    async def main() -> Client:
+    # Issue 40, item 8: a publish writes to an idle subscriber at once (no turn on the
+    # loop needed), so a burst that never lets the loop run, three times max_buffer,
+    # reaches a reading client whole; the same burst behind a write the client never
+    # takes fills the queue past max_buffer and drops it.
+    async def main(stuck: bool) -> tuple[Client, Hub]:
         hub = Hub(max_buffer=100, now=time.monotonic())
         client = Client()
+        client.stuck = stuck
         task = asyncio.ensure_future(client.run(HubResponse(hub, keepalive=None)))
         await until(lambda: len(hub.subscribers) == 1)
-        for _ in range(3):
-            hub.publish(Event(data="z" * 60), time.monotonic())
+        for number in range(5):
+            hub.publish(Event(data=f"{number}" * 60), time.monotonic())
+        if not stuck:
+            assert len(hub.subscribers) == 1
+            hub.close(time.monotonic())
         await task
+        return client, hub
+
+    with caplog.at_level(logging.WARNING, logger="sse_sansio.serve"):
+        reading, _ = asyncio.run(main(stuck=False))
+    assert reading.body() == b"".join(b"data: " + str(n).encode() * 60 + b"\n\n" for n in range(5))
+    assert reading.completed()
+    assert "fell more than max_buffer" not in caplog.text
+    with caplog.at_level(logging.WARNING, logger="sse_sansio.serve"):
+        stuck, hub = asyncio.run(main(stuck=True))
+    assert stuck.body() == b"data: " + b"0" * 60 + b"\n\n"  # the write that never returned
+    assert not stuck.completed()
+    assert hub.subscribers == ()
+    assert caplog.text.count("fell more than max_buffer bytes behind") == 1
+
+
+# --- writes that wait (issue 40, item 8: an event is written by whoever queued it) ------
+
+
+class Gated(Client):
+    """A client whose body writes wait on ``gates``, one per write in turn (None: the
+    write returns at once), before they are taken."""
+
+    def __init__(self, gates: list[asyncio.Event | None]) -> None:
+        super().__init__()
+        self.gates = gates
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.body" and self.gates:
+            gate = self.gates.pop(0)
+            if gate is not None:
+                await gate.wait()
+        await super().send(message)
+
+
+def test_a_write_that_waits_is_finished_in_order_while_the_source_goes_on() -> None:
+    # The first write waits (a full transport): it is handed over, the source is read
+    # on meanwhile, and what it queued follows the write once it is done.
+    async def main() -> Client:
+        gate = asyncio.Event()
+        client = Gated([gate])
+        read: list[str] = []
+
+        async def source() -> AsyncIterator[Event]:
+            for text in ("a", "b", "c"):
+                read.append(text)
+                yield Event(data=text)
+
+        task = asyncio.ensure_future(client.run(EventStreamResponse(source(), keepalive=0.001)))
+        await until(lambda: read == ["a", "b", "c"])  # while "a" waits
+        assert client.body() == b""
+        await asyncio.sleep(0.02)  # the keepalive timer rings: the writer sleeps on
+        gate.set()
+        await task
+        return client
+
+    client = asyncio.run(main())
+    assert client.body() == b"data: a\n\ndata: b\n\ndata: c\n\n"
+    assert client.completed()
+
+
+def test_a_writers_own_write_that_never_returns_is_interrupted_by_a_slow_stream(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def main() -> Client:
+        gate = asyncio.Event()
+        client = Gated([gate, asyncio.Event()])  # the second write never returns
+        hub = Hub(max_buffer=100, now=time.monotonic())
+        task = asyncio.ensure_future(client.run(HubResponse(hub, keepalive=None)))
+        await until(lambda: len(hub.subscribers) == 1)
+        hub.publish(Event(data="1" * 60), time.monotonic())  # handed over, waits
+        hub.publish(Event(data="2" * 60), time.monotonic())  # queued behind it
+        gate.set()
+        await until(lambda: not client.gates)  # the writer writes "2" itself: stuck
+        hub.publish(Event(data="3" * 60), time.monotonic())
+        hub.publish(Event(data="4" * 60), time.monotonic())  # past max_buffer: slow
+        await task
+        assert hub.subscribers == ()
         return client
 
     with caplog.at_level(logging.WARNING, logger="sse_sansio.serve"):
         client = asyncio.run(main())
-    assert client.body() == b""
+    assert client.body() == b"data: " + b"1" * 60 + b"\n\n"
     assert not client.completed()
-    assert "fell more than max_buffer bytes behind" in caplog.text
+    assert caplog.text.count("fell more than max_buffer bytes behind") == 1
+
+
+def test_a_stop_lets_a_waiting_write_unwind_then_sends_the_whole_frames() -> None:
+    async def main() -> Client:
+        client = Gated([asyncio.Event()])  # the first write never returns
+        hub = Hub(max_buffer=10_000, now=time.monotonic())
+        task = asyncio.ensure_future(client.run(HubResponse(hub, keepalive=None)))
+        await until(lambda: len(hub.subscribers) == 1)
+        hub.publish(Event(data="1"), time.monotonic())
+        hub.publish(Event(data="2"), time.monotonic())
+        assert _pump.stop_all() == 1
+        await task
+        return client
+
+    client = asyncio.run(main())
+    assert client.body() == b"data: 2\n\n"  # "1" never went: its write was cancelled
+    assert not client.completed()
+
+
+class Yielding(Client):
+    """A client whose body writes first let the loop run (as a middleware's
+    checkpoint), then fail with ``failure`` if set."""
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.body":
+            await asyncio.sleep(0)
+        await super().send(message)
+
+
+def test_a_write_that_yields_to_the_loop_is_finished_by_its_own_task() -> None:
+    client = Yielding()
+    asyncio.run(client.run(EventStreamResponse(events("a", "b", "c"))))
+    assert client.body() == b"data: a\n\ndata: b\n\ndata: c\n\n"
+    assert client.completed()
+
+
+def test_a_waiting_write_that_fails_ends_the_response_as_its_own_write_would() -> None:
+    gone = Yielding()
+    gone.failure = ConnectionResetError("gone")  # an OSError: the client is gone
+    asyncio.run(gone.run(EventStreamResponse(events("a", "b"))))
+    assert not gone.completed()
+    broken = Yielding()
+    broken.failure = RuntimeError("the server's own bug")
+    with pytest.raises(RuntimeError, match="the server's own bug"):
+        asyncio.run(broken.run(EventStreamResponse(events("a", "b"))))
+
+
+def test_a_send_that_returns_a_future_is_awaited() -> None:
+    # ASGI asks for an awaitable, not a coroutine.
+    client = Client()
+
+    def send(message: Any) -> asyncio.Future[None]:
+        client.messages.append(message)
+        done = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+    async def main() -> None:
+        app = EventStreamResponse(events("a", "b"))
+        await asyncio.wait_for(app(client.scope, client.receive, send), GUARD)
+
+    asyncio.run(main())
+    assert client.body() == b"data: a\n\ndata: b\n\n"
+    assert client.completed()
+
+
+def test_frames_held_for_coalescing_go_before_an_item_that_would_pass_max_buffer() -> None:
+    # The queue holds a frame (coalescing) when an item comes that could take it past
+    # max_buffer: the feeder waits for the writer to hand it out (a burst is not slow).
+    async def source() -> AsyncIterator[Event | Comment | bytes]:
+        yield Event(data="x" * 60)
+        yield Comment(text="c" * 60)
+        yield b": " + b"r" * 57 + b"\n"
+        yield Event(data="y" * 60)
+
+    client = Client()
+    app = EventStreamResponse(source(), coalesce_delay=0.01, max_buffer=100, keepalive=None)
+    asyncio.run(client.run(app))
+    x, c, r, y = b"x" * 60, b"c" * 60, b"r" * 57, b"y" * 60
+    assert client.body() == b"data: " + x + b"\n\n: " + c + b"\n: " + r + b"\ndata: " + y + b"\n\n"
+    assert client.completed()
