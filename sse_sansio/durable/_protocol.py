@@ -453,8 +453,10 @@ class DurableStreams:
             plan = _plan(headers, body, now, True)
         except _Bad:
             return self._post_checked(path, headers, body, now)
-        answer = self.append_response(path, plan, self.store.append(path, plan))
-        return self._post_checked(path, headers, body, now) if answer is None else answer
+        outcome = self.store.append(path, plan)
+        if outcome.verdict == "expired":
+            return self._post_checked(path, headers, body, now)
+        return _append_response(path, outcome, plan.producer, bool(plan.units))
 
     # -- an append in two halves, for a caller that runs the store step itself -----------
 
