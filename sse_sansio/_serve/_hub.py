@@ -63,7 +63,16 @@ from sse_sansio._events import Comment, Event
 from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
 from sse_sansio._resume._replay import ReplayWindow, Resume
 
-from ._server_stream import GAP_EVENT, Frame, ServerStream, deliver, finish, subscriber
+from ._server_stream import (
+    GAP_EVENT,
+    Frame,
+    ServerStream,
+    deliver,
+    finish,
+    serialized,
+    subscriber,
+    trusted,
+)
 
 __all__ = ["Hub", "MayRead", "Policy"]
 
@@ -188,7 +197,9 @@ class Hub:
             raise LocalProtocolError("Hub.publish() after close(): the producer finished")
         if channel is not None and type(channel) is not str:
             raise TypeError(f"Hub.publish(): channel must be a str or None, not {channel!r}")
-        if isinstance(item, Event):
+        if type(item) is Event and self._window is None:  # (an exact Event's own slot)
+            ident = item[2] or None
+        elif isinstance(item, Event):
             if self._window is not None:
                 item = self._window.append(item)
                 self._log_channel(item.id, channel)
@@ -197,13 +208,16 @@ class Hub:
             ident = None
         else:
             raise TypeError(f"Hub.publish() takes an Event or a Comment, not {item!r}")
-        if channel is not None and not self._everyone and not self._patterns:
-            targets = self._exact.get(channel)  # _targets()' commonest case, inline
+        # _targets()' commonest cases, inline: everyone, or exact names only.
+        targets: dict[ServerStream, Reader] | None
+        if channel is None:
+            targets = self._everyone
+        elif not self._everyone and not self._patterns:
+            targets = self._exact.get(channel)
         else:
             targets = self._targets(channel)
         if targets:
-            key = None if self._policy != "conflate" else self._key_of(item)
-            self._deliver_all(targets, Frame(item, key=key), channel, item, now)
+            self._deliver_all(targets, channel, item, now)
         return ident
 
     def subscribe(
@@ -341,11 +355,9 @@ class Hub:
                 self._patterns[name] = {stream: reader}
                 self._matched.clear()  # a new pattern: the cached matches are stale
 
-    def _targets(self, channel: str | None) -> dict[ServerStream, Reader] | None:
-        """The subscribers of ``channel``, each once (None or empty: nobody)."""
+    def _targets(self, channel: str) -> dict[ServerStream, Reader] | None:
+        """The subscribers of a named ``channel``, each once (None or empty: nobody)."""
         everyone = self._everyone
-        if channel is None:
-            return everyone
         exact = self._exact.get(channel)
         patterns = self._patterns_of(channel) if self._patterns else ()
         if not patterns:
@@ -370,15 +382,15 @@ class Hub:
     def _deliver_all(
         self,
         targets: dict[ServerStream, Reader],
-        frame: Frame,
         channel: str | None,
         item: Event | Comment,
         now: float,
     ) -> None:
+        """Queue ``item`` on each of ``targets`` that may read it (serialized once)."""
         gone = []
-        data = frame.data
+        data, hurry = serialized(item)
         length = len(data)
-        hurry = frame.urgent
+        frame = None  # made for deliver() only: a subscriber with a policy, or full
         for stream, (_, may_read, wake) in tuple(targets.items()):
             if may_read is not None and not self._may(stream, may_read, channel, item, now):
                 if stream.state != "open":  # may_read raised: cut, and its writer told
@@ -401,8 +413,12 @@ class Hub:
                 if (hurry or total >= stream._burst) and now < due_at:
                     due_at = now
                 stream._due_at = due_at
-            elif deliver(stream, frame, now):
-                gone.append(stream)
+            else:
+                if frame is None:
+                    key = None if self._policy != "conflate" else self._key_of(item)
+                    frame = trusted(data, key, hurry)
+                if deliver(stream, frame, now):
+                    gone.append(stream)
             if wake is not None:
                 wake()
         for stream in gone:

@@ -387,6 +387,11 @@ def test_publish_returns_the_windows_id_and_none_without_one() -> None:
     assert bare.publish(Event(data="a", id="mine"), 0.0) == "mine"
     assert bare.publish(Event(data="a"), 0.0) is None
 
+    class Tagged(Event):  # a subclass: its id is read through the property
+        __slots__ = ()
+
+    assert bare.publish(Tagged(data="a", id="7"), 0.0) == "7"
+
 
 def test_an_event_with_retry_is_due_at_once_despite_coalescing() -> None:
     hub = Hub(max_buffer=100, now=0.0)
