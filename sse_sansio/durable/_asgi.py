@@ -13,9 +13,13 @@ of one step (a data event and the control event after it) go out in one write, s
 reader never sees a data event whose control event is still to come in another packet.
 
 A store that blocks (``blocking = True``, such as the Redis store) is called in a
-worker thread, so the event loop never waits on it.  Another process appending to the
-same store wakes this one's readers only through a store's ``subscribe`` hook (the
-Redis store has one); without it they see the data at their next deadline.
+worker thread, so the event loop never waits on it; its appends are awaited on the loop
+instead when it has ``append_async`` (the Redis store's asyncio client): the core's
+two halves of an append (``append_plan``, ``append_response``) around that one store
+step.  Another process appending to the same store wakes this one's readers only
+through a store's ``subscribe`` hook (the Redis store has one), which the first live
+read here subscribes, before it looks at its stream; without it they see the data at
+their next deadline.
 """
 
 from __future__ import annotations
