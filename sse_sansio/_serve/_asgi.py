@@ -69,20 +69,42 @@ def _encoded(headers: Mapping[str, str] | None) -> tuple[tuple[bytes, bytes], ..
 _DEFAULT_RAW = _encoded(None)
 
 
+class _Conversation:
+    """One request's ASGI messages, as the pump writes and watches them (a slotted
+    object: two closures held for the life of a response cost more, issue 40, item 8)."""
+
+    __slots__ = ("receive", "send")
+
+    def __init__(self, receive: Receive, send: Send) -> None:
+        self.receive = receive
+        self.send = send
+
+    def write(self, data: bytes) -> Awaitable[None]:
+        return self.send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def disconnected(self) -> None:
+        while (await self.receive())["type"] != "http.disconnect":
+            pass
+
+
 class _Served(_Base):
     """What both responses share: the headers, the cursor, the ASGI conversation."""
+
+    #: Starlette reads and FastAPI sets it: run after the stream, as Starlette does
+    #: (set on the instance only when given: an idle response's memory).
+    background: Any = None
+    # The encoded headers as a list of the response's own, made only when someone asks
+    # for raw_headers (Starlette's ``headers`` edits that list in place).
+    _raw: list[tuple[bytes, bytes]] | None = None
 
     def __init__(self, options: Options, background: Any) -> None:
         self._options = options
         self.status_code = options.status_code
-        #: Starlette reads and FastAPI sets it: run after the stream, as Starlette does.
-        self.background: Any = background
+        if background is not None:
+            self.background = background
         # The encoded headers: one tuple shared by every response without headers of
-        # its own (issue 40, item 8: an idle response's memory), copied into a list of
-        # its own only when someone asks for raw_headers (Starlette's ``headers`` edits
-        # that list in place).
+        # its own (issue 40, item 8: an idle response's memory).
         self._shared = _DEFAULT_RAW if options.headers is None else _encoded(options.headers)
-        self._raw: list[tuple[bytes, bytes]] | None = None
 
     @property
     def raw_headers(self) -> list[tuple[bytes, bytes]]:
@@ -99,13 +121,7 @@ class _Served(_Base):
         raise NotImplementedError
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        def write(data: bytes) -> Awaitable[None]:
-            return send({"type": "http.response.body", "body": data, "more_body": True})
-
-        async def disconnected() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-
+        talk = _Conversation(receive, send)
         watch_shutdown()
         start = self._start(cursor(scope, self._options.query_cursor))
         headers = self._shared if self._raw is None else self._raw
@@ -114,7 +130,7 @@ class _Served(_Base):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         else:
             await send({"type": "http.response.start", "status": start.status, "headers": headers})
-            outcome = await start.pump.run(write, disconnected)
+            outcome = await start.pump.run(talk.write, talk.disconnected)
             if outcome == "ended":
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
             else:  # left incomplete on purpose: the server's own line may be dropped

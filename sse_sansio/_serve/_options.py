@@ -74,6 +74,8 @@ class Options:
         """The options ``who`` was given, checked (a hub's response takes no
         ``max_buffer``, ``window`` or ``on_disconnect``: the hub has them)."""
         allowed = HubOptions.__annotations__.keys() if hub else _ALL
+        if not options:  # the defaults: one shared instance (it is frozen)
+            return _DEFAULTS
         unknown = sorted(set(options) - set(allowed))
         if unknown:
             raise TypeError(f"{who}: unknown option(s) {', '.join(unknown)}")
@@ -108,3 +110,4 @@ class Options:
 
 
 _ALL = frozenset(f.name for f in fields(Options))
+_DEFAULTS = Options()

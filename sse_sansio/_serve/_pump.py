@@ -85,7 +85,7 @@ Item = Event | Comment | bytes
 Source = AsyncIterable[Item] | Iterable[Item]
 Outcome = Literal["ended", "cut", "slow", "disconnected", "stopped"]
 Write = Callable[[bytes], Awaitable[None]]
-Disconnected = Callable[[], Awaitable[None]]
+Disconnected = Callable[[], Coroutine[Any, Any, None]]
 
 #: The logger of the serving adapters (one line per cut).
 LOG = logging.getLogger("sse_sansio.serve")
@@ -141,6 +141,8 @@ class Start:
     """A response decided before its head is sent: the status (204 when the stream
     is finished with nothing left to send, which stops a browser's EventSource for
     good), and the pump that serves it."""
+
+    __slots__ = ("pump", "status")
 
     def __init__(self, status: int, pump: Pump) -> None:
         self.status = status
@@ -325,7 +327,8 @@ class Pump:
         feeder = None
         if self._source is not None:
             feeder = self._loop.create_task(self._feed(self._source))
-        watcher = self._loop.create_task(self._watch(disconnected))
+        watcher = self._loop.create_task(disconnected())
+        watcher.add_done_callback(self._gone_away)
         outcome: Outcome = "disconnected"  # what a cancellation of this task means
         _RUNNING.add(self)
         try:
@@ -356,28 +359,31 @@ class Pump:
                 if self._failure is not None:
                     failure, self._failure = self._failure, None
                     raise failure
-                if self._rest is not None:  # a write handed over is pending: wait for it
-                    if self._outcome is not None:
-                        return await self._stopped(write)
-                    await self._idle(None)
-                    continue
-                data = stream.data_to_send(clock())
-                if data:
-                    if self._room is not None:
-                        self._made_room()
-                    self._writing = True
-                    try:
-                        await write(data)
-                    except OSError:  # the transport is closed: the client is gone
-                        self._halt("disconnected")
-                    finally:
-                        self._writing = False
-                state = stream._state
-                if state != "open" and not stream._size and self._outcome != "disconnected":
-                    return state  # ended and written (a stop comes too late), or slow
+                deadline = None  # while a write handed over is pending: its end wakes us
+                if self._rest is None:
+                    data = stream.data_to_send(clock())
+                    if data:
+                        if self._room is not None:
+                            self._made_room()
+                        self._writing = True
+                        try:
+                            await write(data)
+                        except OSError:  # the transport is closed: the client is gone
+                            self._halt("disconnected")
+                        finally:
+                            self._writing = False
+                    state = stream._state
+                    if state != "open" and not stream._size and self._outcome != "disconnected":
+                        return state  # ended and written (a stop comes too late), or slow
+                    deadline = stream.deadline
                 if self._outcome is not None:
                     return await self._stopped(write)
-                await self._idle(stream.deadline)
+                sleep = self._arm(deadline)
+                if sleep is not None:
+                    try:
+                        await sleep
+                    finally:
+                        self._sleep = None
         except asyncio.CancelledError:
             if not self._interrupted:  # not ours: the server cancelled the response
                 raise
@@ -431,13 +437,15 @@ class Pump:
                 await asyncio.wait_for(write(data), _FINAL_WRITE)
         return outcome
 
-    async def _idle(self, deadline: float | None) -> None:
-        """Sleep until ``deadline``, a wake-up, the end of the lifetime, or a stop."""
+    def _arm(self, deadline: float | None) -> asyncio.Future[None] | None:
+        """The writer's sleep until ``deadline``, a wake-up, the end of the lifetime,
+        or a stop (None: the lifetime is over, and the response is stopped).  A plain
+        function, not a coroutine: one frame less held by each idle response."""
         ends_at = self._ends_at
         if ends_at is not None and (deadline is None or ends_at <= deadline):
             if ends_at <= self._clock():
                 self._halt("stopped")
-                return
+                return None
             deadline = ends_at
         if deadline is not None and deadline < self._timer_at:
             # (a later deadline keeps the armed timer; a past one rings at once)
@@ -447,10 +455,7 @@ class Pump:
             delay = max(0.0, deadline - self._clock())
             self._timer = self._loop.call_at(self._loop.time() + delay, self._ring)
         self._sleep = sleep = self._loop.create_future()
-        try:
-            await sleep
-        finally:
-            self._sleep = None
+        return sleep
 
     def _ring(self) -> None:
         """The timer: wake the writer, which arms it again for its next deadline."""
@@ -464,9 +469,10 @@ class Pump:
         if sleep is not None and not sleep.done():
             sleep.set_result(None)
 
-    async def _watch(self, disconnected: Disconnected) -> None:
-        await disconnected()
-        self._halt("disconnected")
+    def _gone_away(self, watcher: asyncio.Task[None]) -> None:
+        """The watcher's end: the client is gone (or the response over: cancelled)."""
+        if not watcher.cancelled():
+            self._halt("disconnected")
 
     def _halt(self, outcome: Outcome) -> None:
         if self._outcome is None:

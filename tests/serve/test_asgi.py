@@ -306,9 +306,11 @@ def test_the_background_task_runs_after_the_stream() -> None:
         ran.append(True)
 
     app = EventStreamResponse(events("a"))
-    app.background = background
+    app.background = background  # as FastAPI sets it
     serve(app)
     assert ran == [True]
+    serve(EventStreamResponse(events("a"), background=background))  # as Starlette takes it
+    assert ran == [True, True]
 
 
 def test_options_are_checked_when_the_response_is_made() -> None:
