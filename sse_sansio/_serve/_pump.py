@@ -266,7 +266,7 @@ class Pump:
         self._timer_at = _INFINITY
         self._room: asyncio.Future[None] | None = None  # the feeder waits for a hand-out
         self._writer: asyncio.Task[Any] | None = None
-        self._write: Write | None = None  # set by run()
+        self._write: Write = _unstarted  # run()'s
         self._writing = False  # the writer is inside write(): pending, when others see it
         # A write handed over: what it awaits, then the Task that resumed it; and a
         # future resolved when it is done.
@@ -296,25 +296,31 @@ class Pump:
             return  # over, looks again when its write is done
         if state == "open" and self._outcome is None and self._failure is None:
             data = stream.data_to_send(self._clock())
-            if data:
-                step = cast(Write, self._write)(data)
-                if type(step) is not CoroutineType:
-                    step = _awaited(step)
-                try:
-                    waiting = next(step.__await__(), _WRITTEN)  # (no StopIteration made)
-                except OSError:  # the transport is closed: the client is gone
-                    self._halt("disconnected")
-                    return
-                except Exception as exc:  # the writer raises it, as if its own write had
-                    self._failure = exc
-                else:
-                    if waiting is not _WRITTEN:
-                        self._hand_over(cast(Coroutine[Any, Any, None], step), waiting)
-                    return  # (written: the writer sleeps on)
+            if data and self._write_now(data):
+                return  # (written, or handed over: the writer sleeps on)
         # The writer looks again: the end, a failure, or a new deadline (frames held for
         # coalescing come due later).
         if not sleep.done():
             sleep.set_result(None)
+
+    def _write_now(self, data: bytes) -> bool:
+        """Run a write's first step here (the writer sleeps, no write is pending): True
+        when it is done, handed over, or the client is gone; False when it raised (the
+        writer raises it, as if its own write had: wake it)."""
+        step = self._write(data)
+        if type(step) is not CoroutineType:
+            step = _awaited(step)
+        try:
+            waiting = next(step.__await__(), _WRITTEN)  # (no StopIteration made)
+        except OSError:  # the transport is closed: the client is gone
+            self._halt("disconnected")
+            return True
+        except Exception as exc:
+            self._failure = exc
+            return False
+        if waiting is not _WRITTEN:
+            self._hand_over(cast(Coroutine[Any, Any, None], step), waiting)
+        return True
 
     def stop(self) -> None:
         """End the response as a cut after its whole frames; the stream goes on."""
@@ -499,11 +505,18 @@ class Pump:
                 async for item in source:
                     if stream._size and self._crowded(item):
                         await self._hand_out_first()
-                    if self._gone:
+                    if (  # the writer sleeps, and nothing is pending: write it here
+                        self._sleep is not None
+                        and self._rest is None
+                        and self._outcome is None
+                        and self._failure is None
+                        and not self._gone
+                    ):
+                        data = stream._send_now(item, clock())
+                        if not data or not self._write_now(data):
+                            self.wake()  # held (coalescing), slow, or a failure
+                    else:
                         self._take(item)
-                    else:  # _take(), inline
-                        stream.send(item, clock())
-                        self.wake()
             else:
                 items = iter(source)
                 executor = _executor()
@@ -579,6 +592,10 @@ class Pump:
             return
         feeder.cancel()
         await asyncio.wait((feeder,))
+
+
+def _unstarted(data: bytes) -> Awaitable[None]:  # pragma: no cover - never called
+    raise AssertionError("a pump writes only once run() started")
 
 
 async def _awaited(awaitable: Awaitable[None]) -> None:

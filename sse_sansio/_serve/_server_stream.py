@@ -268,6 +268,30 @@ class ServerStream:
             self._due_at = due_at
         return ident or None
 
+    def _send_now(self, item: Event | Comment | bytes, now: float) -> bytes:
+        """:meth:`send` ``item``, then return :meth:`data_to_send`, in one call: for a
+        writer that writes at once what it is handed (issue 40, item 8: the serving
+        pump's feeder).  Its commonest case, an exact Event of the commonest form on an
+        open stream with nothing queued, no window and no coalescing, hands the frame
+        out without queuing it (the bytes and the state are send()'s and
+        data_to_send()'s)."""
+        clock = self._clock
+        if (
+            not self._size
+            and self._plain
+            and not self._hold
+            and type(item) is Event
+            and type(now) is float
+            and clock.latest <= now < _INFINITY
+        ):
+            frame = _commonest(item)
+            if frame is not None:
+                clock.latest = now
+                self._unsaid = now  # handed out (data_to_send()'s note)
+                return frame
+        self.send(item, now)
+        return self.data_to_send(now)
+
     def _send(self, item: Event | Comment | bytes, now: float, urgent: bool) -> str | None:
         """send() past its clock check, for every item and state."""
         if self._state in ("ended", "cut"):
@@ -439,6 +463,30 @@ class ServerStream:
 
     def __setstate__(self, state: dict[str, object]) -> None:
         restore(self, with_clock(state))
+
+
+def _commonest(item: Event) -> bytes | None:
+    """The frame of an exact Event of the commonest form (the default type, exact-str
+    one-line data, no ID or retry), as send() writes it inline; None for any other."""
+    try:
+        event_type, data, ident, retry = item[:4]
+    except ValueError:
+        return None
+    if (
+        retry is None
+        and type(ident) is str
+        and not ident
+        and type(data) is str
+        and type(event_type) is str
+        and event_type == "message"
+        and "\n" not in data
+        and "\r" not in data
+    ):
+        try:
+            return f"data: {data}\n\n".encode()
+        except UnicodeEncodeError:
+            return None
+    return None
 
 
 def _planner(

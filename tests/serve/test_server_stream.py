@@ -408,3 +408,28 @@ def test_send_writes_what_serialize_writes_or_refuses_as_it_does(event: Event) -
         return stream.data_to_send(0.0)
 
     assert _outcome(sent) == _outcome(lambda: serialize(event))
+
+
+@given(event=_any_event(), queued=st.booleans(), hold=st.sampled_from([0.0, 0.5]))
+@example(event=Event(data="a\ud800"), queued=False, hold=0.0)
+@example(
+    event=tuple.__new__(Event, ("message", _Str("m\ne"), "", None, -1, -1, None)),
+    queued=False,
+    hold=0.0,
+)
+@settings(max_examples=400)
+def test_send_now_is_send_then_data_to_send(event: Event, queued: bool, hold: float) -> None:
+    # The pump's feeder hands an item out in one call (issue 40, item 8): the same
+    # bytes, refusals and state as send() then data_to_send().
+    fast, slow = (ServerStream(now=0.0, keepalive=5.0, coalesce_delay=hold) for _ in "ab")
+    if queued:
+        for stream in (fast, slow):
+            stream.send(Event(data="before"), 0.0)
+
+    def sent() -> bytes:
+        slow.send(event, 1.0)
+        return slow.data_to_send(1.0)
+
+    assert _outcome(lambda: fast._send_now(event, 1.0)) == _outcome(sent)
+    assert (fast.buffered, fast.deadline, fast.state) == (slow.buffered, slow.deadline, slow.state)
+    assert fast.data_to_send(6.5) == slow.data_to_send(6.5)  # the keepalives alike
