@@ -3,7 +3,12 @@
 # One loop around one ServerStream, and up to two tasks:
 # - the *writer* loop (the adapter's own task) writes whatever data_to_send() hands
 #   out, awaiting the transport (backpressure), and otherwise sleeps until the stream's
-#   deadline, a wake-up, the connection's lifetime, or a stop;
+#   deadline, a wake-up, the connection's lifetime, or a stop.  An event does not wait
+#   for it (issue 40, item 8): whoever queues an event while the writer sleeps and no
+#   write is pending (the feeder, or a publish through wake()) runs the write's first
+#   step itself, so an event costs no task step of its own; a write that must wait
+#   (backpressure) is handed over to a Task of its own, resumed when what it awaits is
+#   done, and counts as pending until it ends;
 # - the *watcher* task awaits the adapter's ``disconnected()``, which returns once the
 #   client is gone;
 # - for a source (serve_source), the *feeder* task reads it (``async for``, or a sync
@@ -18,10 +23,11 @@
 # comes from the writer's timeout, in another task (``asyncio.wait_for(anext(...))``
 # would cancel the read and end an async generator for good).
 #
-# A burst is not a slow reader (issue 41, item 2): the feeder, about to queue an item
-# that could take the queue past ``max_buffer`` while no write is pending, first lets
-# the writer hand out what is queued; so a stream turns "slow" only when a write has
-# been pending (the client not reading) while the queue grew.
+# A burst is not a slow reader (issue 41, item 2): each item is written as it comes
+# while the transport takes it, and the feeder, about to queue an item that could take
+# the queue past ``max_buffer`` while no write is pending (frames held for coalescing),
+# first lets the writer hand out what is queued; so a stream turns "slow" only when a
+# write has been pending (the client not reading) while the queue grew.
 #
 # Stops: the stream ends (the end and the last bytes written), turns "slow" (the feeder
 # or the hub sees it, even while the writer is stuck in a write the client never reads:
