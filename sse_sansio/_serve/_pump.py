@@ -298,8 +298,8 @@ class Pump:
             self._halt("slow")
             return
         sleep = self._sleep
-        if sleep is None or self._rest is not None:  # the writer, or the write handed
-            return  # over, looks again when its write is done
+        if sleep is None or self._rest is not None or self._writing:
+            return  # a write is in progress: its end looks again
         if state == "open" and self._outcome is None and self._failure is None:
             data = stream.data_to_send(self._clock())
             if data and self._write_now(data):
@@ -316,6 +316,7 @@ class Pump:
         step = self._write(data)
         if type(step) is not CoroutineType:
             step = _awaited(step)
+        self._writing = True  # (what the write itself publishes waits for its end)
         try:
             waiting = next(step.__await__(), _WRITTEN)  # (no StopIteration made)
         except OSError:  # the transport is closed: the client is gone
@@ -324,8 +325,12 @@ class Pump:
         except Exception as exc:
             self._failure = exc
             return False
+        finally:
+            self._writing = False
         if waiting is not _WRITTEN:
             self._hand_over(cast(Coroutine[Any, Any, None], step), waiting)
+        elif self._stream._size:  # queued from inside the write: the writer takes it
+            self._rouse()
         return True
 
     def stop(self) -> None:

@@ -787,3 +787,31 @@ def test_frames_held_for_coalescing_go_before_an_item_that_would_pass_max_buffer
     x, c, r, y = b"x" * 60, b"c" * 60, b"r" * 57, b"y" * 60
     assert client.body() == b"data: " + x + b"\n\n: " + c + b"\n: " + r + b"\ndata: " + y + b"\n\n"
     assert client.completed()
+
+
+def test_a_publish_from_inside_a_write_goes_after_it() -> None:
+    # A write runs in whoever published (issue 40, item 8); a send() that publishes
+    # again (a middleware's own notice) must not start a second write inside the first.
+    async def main() -> Client:
+        hub = Hub(max_buffer=10_000, now=time.monotonic())
+        client = Client()
+        sent = client.send
+
+        async def send(message: Message) -> None:
+            await sent(message)
+            if message.get("body") == b"data: 1\n\n":
+                hub.publish(Event(data="nested"), time.monotonic())
+                assert client.body() == b"data: 1\n\n"  # not written inside the write
+
+        client.send = send  # type: ignore[method-assign]
+        task = asyncio.ensure_future(client.run(HubResponse(hub, keepalive=None)))
+        await until(lambda: len(hub.subscribers) == 1)
+        hub.publish(Event(data="1"), time.monotonic())
+        await until(lambda: b"nested" in client.body())
+        hub.close(time.monotonic())
+        await task
+        return client
+
+    client = asyncio.run(main())
+    assert client.body() == b"data: 1\n\ndata: nested\n\n"
+    assert client.completed()
