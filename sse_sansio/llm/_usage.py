@@ -23,7 +23,7 @@
 # carry the usage's word: an API's final report includes, by its own rules, what its
 # earlier events said (Anthropic's message_start input under message_delta's output),
 # so only a caller's figure stands apart.  A dialect names a word, never a Provenance:
-# Usage turns the word into the shared instance for its figures (48 of them, made
+# Usage turns the word into the shared instance for its figures (33 of them, made
 # once), a dict lookup per usage report.
 
 from __future__ import annotations
@@ -73,10 +73,16 @@ class Provenance(str):
         reasoning_tokens: Source | None = None,
     ) -> Provenance:
         sources = (input_tokens, output_tokens, cached_tokens, reasoning_tokens)
-        if word not in _WORDS or not all(s is None or s in _SOURCES for s in sources):
+        known = [s for s in sources if s is not None]
+        if (
+            word not in _WORDS
+            or not all(s in _SOURCES for s in known)
+            or (word == "unavailable" and known)  # "unavailable": no figure at all
+        ):
             raise ValueError(
-                f"Provenance: the word is one of {_WORDS} and each figure's source one "
-                f"of {_SOURCES} or None; got {word!r}, {sources!r}"
+                f"Provenance: the word is one of {_WORDS} ('unavailable' only when no "
+                f"figure has a source) and each figure's source one of {_SOURCES} or "
+                f"None; got {word!r}, {sources!r}"
             )
         self = super().__new__(cls, word)
         self.__figures = sources

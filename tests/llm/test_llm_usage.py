@@ -211,7 +211,12 @@ def test_a_provenance_pickles_and_copies_as_itself() -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [("final",), ("reported", "maybe"), ("partial", None, "reported", None, None, "x")],
+    [
+        ("final",),
+        ("reported", "maybe"),
+        ("partial", None, "reported", None, None, "x"),
+        ("unavailable", "given"),
+    ],
 )
 def test_a_provenance_says_what_is_wrong(args: tuple[Any, ...]) -> None:
     with pytest.raises((ValueError, TypeError)):
