@@ -226,33 +226,13 @@ class ServerStream:
         if type(item) is not Event or not self._plain:
             return self._send(item, now, urgent)
         # The common case inline (issue 33, item 6: the send path near an f-string and
-        # a deque): an exact Event, read through tuple's own slots (as serialize()
-        # does), on an open stream without a window or a hub's policy (``_plain``).
-        # Its commonest form, the default type with exact-str one-line data and no ID
-        # or retry, is written with serialize()'s own tests for that form; any other
-        # form goes to serialize(), and a malformed item or an encoding error to the
-        # full path, whose serialize() words the error.
-        try:
-            event_type, data, ident, retry = item[:4]
-        except ValueError:
+        # a deque): an exact Event of the commonest form (_commonest(), the one place
+        # that rule is written) on an open stream without a window or a hub's policy
+        # (``_plain``).  Any other form, a malformed item included, takes the full path,
+        # whose serialize() words the error.
+        frame = _commonest(item)
+        if frame is None:
             return self._send(item, now, urgent)
-        if (
-            retry is None
-            and type(ident) is str
-            and not ident
-            and type(data) is str
-            and type(event_type) is str
-            and event_type == "message"
-            and "\n" not in data
-            and "\r" not in data
-        ):
-            try:
-                frame = f"data: {data}\n\n".encode()
-            except UnicodeEncodeError:
-                return self._send(item, now, urgent)
-        else:
-            frame = serialize(item)
-            urgent = urgent or retry is not None
         # _queue(), inline.
         size = self._size + len(frame)
         if size > self._max_buffer and self._size:
@@ -266,7 +246,7 @@ class ServerStream:
             if now < due_at and (urgent or size >= self._burst):
                 due_at = now
             self._due_at = due_at
-        return ident or None
+        return None  # the commonest form has no ID
 
     def _send_now(self, item: Event | Comment | bytes, now: float) -> bytes:
         """:meth:`send` ``item``, then return :meth:`data_to_send`, in one call: for a

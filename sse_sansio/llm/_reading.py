@@ -32,7 +32,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from sse_sansio._events import Event
 
@@ -73,18 +73,10 @@ class Reader:
         """The answer text ``event`` carried (``""`` for none): HoldBack's question."""
         if self.settled:
             return ""
-        dialect = self.dialect
-        try:
-            payload = dialect.decode(event)
-        except PayloadError:
+        taken = self._take(event)
+        if taken is None:
             return ""  # the Tracker reports it
-        verdict = dialect.observe(event, payload)
-        if verdict is not None:
-            self.settled, self.verdict = True, verdict
-        parts = self.parts
-        if self.follows and dialect.answer_parts() is not parts:
-            parts = self._restart(dialect.answer_parts())
-        texts = parts.text
+        texts = taken[1].text
         seen, now = self.text, len(texts)
         if now == seen:
             return ""
@@ -95,17 +87,10 @@ class Reader:
     def read(self, event: Event) -> int:
         """What ``event`` did, as bits: TOKEN (it carried output), MOVES (progress).
         StreamStats's question, asked only while not :attr:`settled`."""
-        dialect = self.dialect
-        try:
-            payload = dialect.decode(event)
-        except PayloadError:
+        taken = self._take(event)
+        if taken is None:
             return MOVES  # the Tracker reports it: an event nonetheless
-        verdict = dialect.observe(event, payload)
-        if verdict is not None:
-            self.settled, self.verdict = True, verdict
-        parts = self.parts
-        if self.follows and dialect.answer_parts() is not parts:
-            parts = self._restart(dialect.answer_parts())
+        payload, parts = taken
         texts, reasonings = parts.text, parts.reasoning
         seen, now = self.text, len(texts)
         if now == seen:
@@ -123,8 +108,25 @@ class Reader:
             self.calls = calls
         if wrote:
             return TOKEN | MOVES  # text moves the answer on in every dialect (above)
-        moves = MOVES if dialect.current().moves(event, payload) else 0
+        moves = MOVES if self.dialect.current().moves(event, payload) else 0
         return TOKEN | moves if token else moves
+
+    def _take(self, event: Event) -> tuple[Any, Parts] | None:
+        """Decode and observe ``event`` once, both questions' first step: its payload
+        and the Parts to count (the dialect in charge's), or None when its data is not
+        the dialect's JSON (the Tracker reports that)."""
+        dialect = self.dialect
+        try:
+            payload = dialect.decode(event)
+        except PayloadError:
+            return None
+        verdict = dialect.observe(event, payload)
+        if verdict is not None:
+            self.settled, self.verdict = True, verdict
+        parts = self.parts
+        if self.follows and dialect.answer_parts() is not parts:
+            parts = self._restart(dialect.answer_parts())
+        return payload, parts
 
     def _restart(self, parts: Parts) -> Parts:
         """The dialect in charge changed ("auto" detected one): count its Parts."""
