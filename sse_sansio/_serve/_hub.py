@@ -66,9 +66,12 @@ from sse_sansio._resume._replay import ReplayWindow, Resume
 from ._server_stream import (
     GAP_EVENT,
     Frame,
+    FrameLog,
     ServerStream,
     deliver,
     finish,
+    join,
+    leave,
     serialized,
     subscriber,
     trusted,
@@ -93,6 +96,9 @@ _MATCHED_MAX = 4096  # channel names whose matching patterns are cached
 
 # A subscriber's reading rule: (its channels, or None for every channel; may_read; wake).
 Reader = tuple[frozenset[str] | None, MayRead | None, Wake | None]
+# What a publish routes to: a subscriber's stream served alone, or a shared log.
+Target = ServerStream | FrameLog
+Route = dict[Target, Reader]
 
 
 class Hub:
@@ -155,11 +161,15 @@ class Hub:
         self._window = window
         self._key = key
         self._readers: dict[ServerStream, Reader] = {}  # insertion-ordered; O(1) removal
-        # Each index maps a subscriber's stream to its Reader, so a publish reads both
-        # in one step (issue 40, item 8).
-        self._everyone: dict[ServerStream, Reader] = {}  # channels=None
-        self._exact: dict[str, dict[ServerStream, Reader]] = {}
-        self._patterns: dict[str, dict[ServerStream, Reader]] = {}
+        # Each index maps a target (a stream served alone, or a shared log) to its
+        # Reader, so a publish reads both in one step (issue 40, item 8).
+        self._everyone: Route = {}  # channels=None
+        self._exact: dict[str, Route] = {}
+        self._patterns: dict[str, Route] = {}
+        self._groups: dict[frozenset[str] | None, FrameLog] = {}  # channels -> shared log
+        # publish()'s shortcut: the exact-name index while nothing else routes (no
+        # window, no pattern, nobody reading everything, not closed); else None.
+        self._fast: dict[str, Route] | None = None if window is not None else self._exact
         self._matched: dict[str, tuple[str, ...]] = {}  # name -> the patterns it matches
         self._channel_of: dict[str, str | None] = {}  # event ID -> channel, oldest first
         self._trim_at = 64  # the channel log's length that prompts a trim
@@ -193,6 +203,12 @@ class Hub:
             clock.latest = now
         else:
             now = clock.read(now, "publish")
+        fast = self._fast  # exact names only: one look-up routes an exact Event
+        if fast is not None and type(channel) is str and type(item) is Event:
+            route = fast.get(channel)
+            if route:
+                self._deliver_all(route, channel, item, now)
+            return item[2] or None  # (an exact Event's own slot: its ID)
         if self._ending is not None:
             raise LocalProtocolError("Hub.publish() after close(): the producer finished")
         if channel is not None and type(channel) is not str:
@@ -209,7 +225,7 @@ class Hub:
         else:
             raise TypeError(f"Hub.publish() takes an Event or a Comment, not {item!r}")
         # _targets()' commonest cases, inline: everyone, or exact names only.
-        targets: dict[ServerStream, Reader] | None
+        targets: Route | None
         if channel is None:
             targets = self._everyone
         elif not self._everyone and not self._patterns:
@@ -279,7 +295,11 @@ class Hub:
         elif self._ending is not None:
             stream.end(now, cut=self._ending)
         else:
-            self._index(stream, reader)
+            self._readers[stream] = reader
+            if self._shares(stream, may_read):
+                self._join(stream, reader)
+            else:
+                self._route(stream, reader)
         return stream
 
     def close(self, now: float, *, cut: bool = False) -> None:
@@ -296,6 +316,7 @@ class Hub:
         if self._ending is not None:
             return
         self._ending = cut
+        self._fast = None
         if self._window is not None:
             self._window.close(cut=cut)
         self._end_all(now, cut)
@@ -327,35 +348,65 @@ class Hub:
         reader = self._readers.pop(stream, None)
         if reader is None:
             return
-        names = reader[0]
-        if names is None:
-            del self._everyone[stream]
+        if stream._log is not None:  # a reader of a shared log: it takes its frames
+            log = leave(stream)
+            if not log.cursors:
+                self._ungroup(log)
             return
-        for name in names:
-            index = self._patterns if _WILD.intersection(name) else self._exact
-            readers = index[name]
-            del readers[stream]
-            if not readers:
-                del index[name]
+        self._unroute(stream, reader[0])
 
     # Routing.
 
-    def _index(self, stream: ServerStream, reader: Reader) -> None:
-        self._readers[stream] = reader
-        names = reader[0]
-        if names is None:
-            self._everyone[stream] = reader
-            return
-        for name in names:
-            if not _WILD.intersection(name):
-                self._exact.setdefault(name, {})[stream] = reader
-            elif name in self._patterns:
-                self._patterns[name][stream] = reader
-            else:
-                self._patterns[name] = {stream: reader}
-                self._matched.clear()  # a new pattern: the cached matches are stale
+    def _shares(self, stream: ServerStream, may_read: MayRead | None) -> bool:
+        """Whether a new subscriber reads a shared log: its frames need no work of its
+        own (policy "disconnect", no may_read, no coalescing) and nothing is queued on
+        it yet (a replay: it is served alone)."""
+        plain = self._policy == "disconnect" and may_read is None
+        return plain and not stream._hold and not stream._size
 
-    def _targets(self, channel: str) -> dict[ServerStream, Reader] | None:
+    def _join(self, stream: ServerStream, reader: Reader) -> None:
+        """Make ``stream`` a reader of the shared log of its channels (made at need)."""
+        names = reader[0]
+        log = self._groups.get(names)
+        if log is None:
+            log = self._groups[names] = FrameLog(names, self._max_buffer, self._alone)
+            self._route(log, (names, None, None))
+        join(log, stream, reader[2])
+
+    def _alone(self, stream: ServerStream, log: FrameLog) -> None:
+        """``stream`` left its shared ``log`` on its own (it queued or ended): it stays
+        subscribed, served alone."""
+        self._route(stream, self._readers[stream])
+        if not log.cursors:
+            self._ungroup(log)
+
+    def _ungroup(self, log: FrameLog) -> None:
+        """Forget a shared log its last reader left."""
+        del self._groups[log.channels]
+        self._unroute(log, log.channels)
+
+    def _route(self, target: Target, reader: Reader) -> None:
+        if _add_route(self._everyone, self._exact, self._patterns, target, reader):
+            self._matched.clear()  # a new pattern: the cached matches are stale
+        self._refresh_fast()
+
+    def _unroute(self, target: Target, names: frozenset[str] | None) -> None:
+        if names is None:
+            del self._everyone[target]
+        for name in names or ():
+            index = self._patterns if _WILD.intersection(name) else self._exact
+            readers = index[name]
+            del readers[target]
+            if not readers:
+                del index[name]
+        self._refresh_fast()
+
+    def _refresh_fast(self) -> None:
+        plain = self._window is None and self._ending is None
+        only_exact = plain and not self._everyone and not self._patterns
+        self._fast = self._exact if only_exact else None
+
+    def _targets(self, channel: str) -> Route | None:
         """The subscribers of a named ``channel``, each once (None or empty: nobody)."""
         everyone = self._everyone
         exact = self._exact.get(channel)
@@ -381,7 +432,7 @@ class Hub:
 
     def _deliver_all(
         self,
-        targets: dict[ServerStream, Reader],
+        targets: Route,
         channel: str | None,
         item: Event | Comment,
         now: float,
@@ -392,6 +443,14 @@ class Hub:
         length = len(data)
         frame = None  # made for deliver() only: a subscriber with a policy, or full
         for stream, (_, may_read, wake) in tuple(targets.items()):
+            if type(stream) is FrameLog:  # its readers' frames, once for all of them
+                slow = stream.append(data, now)
+                if stream.wakes:
+                    for each in [*stream.wakes.values()]:
+                        each()
+                if slow:
+                    self._dropped(stream, slow)
+                continue
             if may_read is not None and not self._may(stream, may_read, channel, item, now):
                 if stream.state != "open":  # may_read raised: cut, and its writer told
                     gone.append(stream)
@@ -423,6 +482,15 @@ class Hub:
                 wake()
         for stream in gone:
             self.unsubscribe(stream)
+
+    def _dropped(self, log: FrameLog, slow: list[ServerStream]) -> None:
+        """Let go of the readers a publish made "slow" in ``log``, and wake them."""
+        wakes = [self._readers.pop(stream)[2] for stream in slow]
+        if not log.cursors:
+            self._ungroup(log)
+        for wake in wakes:
+            if wake is not None:
+                wake()
 
     def _may(
         self,
@@ -528,11 +596,50 @@ class Hub:
     # module-level functions, not lambdas).  Pickle the hub together with the streams
     # your connections hold, in one dump, so that they stay the same objects.  The
     # Clock goes as plain data (_pickling.py).
+    # A shared log is not pickled: its readers pickle as streams with their own queues
+    # (_server_stream.py), so the state routes each of them alone.
     def __reduce__(self) -> tuple[object, ...]:
-        return public_reduce(self, _clock=clock_state(self._clock))
+        everyone: Route = {}
+        exact: dict[str, Route] = {}
+        patterns: dict[str, Route] = {}
+        for stream, reader in self._readers.items():
+            _add_route(everyone, exact, patterns, stream, reader)
+        return public_reduce(
+            self,
+            _clock=clock_state(self._clock),
+            _everyone=everyone,
+            _exact=exact,
+            _patterns=patterns,
+            _groups={},
+            _fast=None if self._fast is None else exact,
+        )
 
     def __setstate__(self, state: dict[str, object]) -> None:
         restore(self, with_clock(state))
+
+
+def _add_route(
+    everyone: Route,
+    exact: dict[str, Route],
+    patterns: dict[str, Route],
+    target: Target,
+    reader: Reader,
+) -> bool:
+    """Index ``target`` by its reader's channels; whether it added a new pattern."""
+    names = reader[0]
+    if names is None:
+        everyone[target] = reader
+        return False
+    new = False
+    for name in names:
+        if not _WILD.intersection(name):
+            exact.setdefault(name, {})[target] = reader
+        elif name in patterns:
+            patterns[name][target] = reader
+        else:
+            patterns[name] = {target: reader}
+            new = True
+    return new
 
 
 def _channel_set(channels: Iterable[str] | None) -> frozenset[str] | None:

@@ -65,15 +65,16 @@
 
 from __future__ import annotations
 
+import copyreg
 from collections import deque
-from collections.abc import Hashable
-from typing import Literal
+from collections.abc import Callable, Hashable
+from typing import Literal, final
 
 from sse_sansio._clock import Clock, duration, seconds
 from sse_sansio._errors import LocalProtocolError
 from sse_sansio._events import Comment, Event
 from sse_sansio._health._keepalive import KeepalivePlanner
-from sse_sansio._pickling import clock_state, public_reduce, restore, with_clock
+from sse_sansio._pickling import attributes, clock_state, public_reduce, restore, with_clock
 from sse_sansio._resume._replay import ReplayWindow, Resume
 from sse_sansio._serializer import serialize
 
@@ -81,11 +82,13 @@ __all__ = [
     "GAP_EVENT",
     "NULL_GAP",
     "Frame",
+    "FrameLog",
     "Overflow",
     "ServerStream",
     "State",
     "deliver",
     "finish",
+    "join",
     "replay",
     "serialized",
     "subscriber",
@@ -148,6 +151,13 @@ class ServerStream:
     _gap: tuple[bytes, int | None] | None = None
     _slots: dict[Hashable, tuple[int, bytes]] | None = None
     _blanks = 0
+    # A reader of a Hub's FrameLog (join()) holds these on the instance while it reads
+    # one (_READING): its log, the position of the next frame it reads and the log's
+    # bytes before it, the position it last looked up to.
+    _log: FrameLog | None = None
+    _cursor = 0
+    _taken = 0
+    _seen = 0
 
     def __init__(
         self,
@@ -666,3 +676,277 @@ def replay(stream: ServerStream, window: ReplayWindow, cursor: str | None, now: 
     if resume.finished:
         stream.end(now, cut=resume.cut)
     return resume
+
+
+# --- One log for many readers (issue 40, item 8) ------------------------------------------
+
+Wake = Callable[[], None]
+
+
+@final
+class FrameLog:
+    """The frames published for a Hub's subscribers that read alike, kept once; each
+    subscriber's stream reads them by its own cursor (join(); the opening comment of
+    _hub.py says who shares one).
+
+    Positions count the frames ever appended: ``frames[0]`` is at ``first``, and the
+    next frame goes at ``end``.  ``cursors`` maps a position to the readers whose next
+    frame is there, oldest position first (a reader only ever moves to ``end``, the
+    newest position, so insertion order is position order); ``first`` is the oldest
+    reader's position and ``floor`` the bytes appended before it, so the log holds what
+    the slowest reader has not read, no more.
+    """
+
+    __slots__ = (
+        "alone",
+        "bytes",
+        "channels",
+        "cursors",
+        "end",
+        "first",
+        "floor",
+        "frames",
+        "max_buffer",
+        "times",
+        "wakes",
+    )
+
+    def __init__(
+        self,
+        channels: frozenset[str] | None,
+        max_buffer: int,
+        alone: Callable[[ServerStream, FrameLog], None],
+    ) -> None:
+        self.channels = channels  # the hub's routing key: what its readers read
+        self.max_buffer = max_buffer
+        self.alone = alone  # the hub's: a reader that left on its own is served alone
+        self.frames: list[bytes] = []
+        self.times: list[float] = []  # when each frame was published
+        self.first = 0
+        self.end = 0
+        self.bytes = 0  # of every frame ever appended
+        self.floor = 0  # ``bytes`` at the oldest reader's position
+        self.cursors: dict[int, dict[ServerStream, None]] = {}
+        self.wakes: dict[ServerStream, Wake] = {}  # the readers that have one
+
+    def append(self, data: bytes, now: float) -> list[ServerStream]:
+        """Queue ``data``, published at ``now``, for every reader, with no work per
+        reader; the readers it made "slow" (they left the log)."""
+        self.frames.append(data)
+        self.times.append(now)
+        self.end += 1
+        self.bytes += len(data)
+        if self.bytes - self.floor > self.max_buffer:
+            return self._drop_slow()
+        return []
+
+    def _drop_slow(self) -> list[ServerStream]:
+        """The readers more than ``max_buffer`` bytes behind, oldest first: "slow", as
+        _queue() makes a stream whose non-empty queue a frame takes past max_buffer
+        (so a reader with one frame queued, however big, is not)."""
+        slow: list[ServerStream] = []
+        cursors = self.cursors
+        while cursors:
+            position = next(iter(cursors))
+            if self.end - position < 2 or self.bytes - self.floor <= self.max_buffer:
+                break
+            for stream in cursors.pop(position):
+                self.wakes.pop(stream, None)
+                _detach(stream, slow=True)
+                slow.append(stream)
+            self._trim()
+        return slow
+
+    def _trim(self) -> None:
+        """Forget the frames before the oldest reader's position."""
+        cursors = self.cursors
+        if cursors:
+            position = next(iter(cursors))
+            self.floor = next(iter(cursors[position]))._taken
+        else:
+            position = self.end
+            self.floor = self.bytes
+        drop = position - self.first
+        del self.frames[:drop]
+        del self.times[:drop]
+        self.first = position
+
+    def __reduce__(self) -> tuple[object, ...]:
+        raise TypeError("a FrameLog is not pickled: a Hub pickles its readers on their own")
+
+
+class _Reader(ServerStream):
+    """A ServerStream while it reads a FrameLog: its queue is the log past its cursor.
+
+    A publish touches no reader: the reader brings its due time and clock up to the
+    frames published since it last looked (_sync()) before any of its own calls, which
+    gives them the history deliver() would have made.  Its methods that queue or end
+    leave the log first (the hub serves it alone from then on); pickled, it is a plain
+    ServerStream with the frames it has not read as its own queue.
+    """
+
+    _log: FrameLog
+
+    @property
+    def _size(self) -> int:  # type: ignore[override]  # (the log's bytes: read-only)
+        return self._log.bytes - self._taken
+
+    @property
+    def deadline(self) -> float | None:
+        if self._seen != self._log.end:
+            _sync(self)
+        return super().deadline
+
+    def data_to_send(self, now: float) -> bytes:
+        if self._seen != self._log.end:
+            _sync(self)
+        clock = self._clock
+        if type(now) is float and clock.latest <= now < _INFINITY:
+            clock.latest = now
+        else:
+            now = clock.read(now, "data_to_send")
+        if self._due_at is not None:  # (due: no later than a publish it saw, <= now)
+            self._unsaid = now
+            return _take(self)
+        return super().data_to_send(now)
+
+    def send(
+        self, item: Event | Comment | bytes, now: float, *, urgent: bool = False
+    ) -> str | None:
+        _alone(self)
+        return ServerStream.send(self, item, now, urgent=urgent)
+
+    def _send_now(self, item: Event | Comment | bytes, now: float) -> bytes:
+        _alone(self)
+        return ServerStream._send_now(self, item, now)
+
+    def end(self, now: float, *, cut: bool = False) -> None:
+        _alone(self)
+        ServerStream.end(self, now, cut=cut)
+
+    def resume(self, last_event_id: str, now: float) -> Resume:
+        _alone(self)
+        return ServerStream.resume(self, last_event_id, now)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        _sync(self)
+        log = self._log
+        state = attributes(self)
+        for name in _READING:
+            del state[name]
+        state["_frames"] = log.frames[self._cursor - log.first :]
+        state["_size"] = self._size
+        state["_clock"] = clock_state(self._clock)
+        newobj = copyreg.__newobj__  # type: ignore[attr-defined]  # (not in typeshed)
+        return (newobj, (ServerStream,), state)
+
+
+# What a reader of a FrameLog holds on its instance: its log; the position of the next
+# frame it reads, and the log's bytes before it; the position it last looked up to.
+_READING = ("_log", "_cursor", "_taken", "_seen")
+
+
+def join(log: FrameLog, stream: ServerStream, wake: Wake | None) -> None:
+    """Make ``stream`` read ``log`` from its end: a Hub's subscriber, open, with nothing
+    queued, no coalescing and the policy "disconnect" (its queue's rules are then the
+    log's)."""
+    del stream._size  # (the reader's: the log's bytes past its cursor)
+    stream._log = log
+    stream._cursor = stream._seen = log.end
+    stream._taken = log.bytes
+    stream.__class__ = _Reader
+    readers = log.cursors.get(log.end)
+    if readers is None:
+        log.cursors[log.end] = {stream: None}
+    else:
+        readers[stream] = None
+    if wake is not None:
+        log.wakes[stream] = wake
+
+
+def leave(stream: ServerStream) -> FrameLog:
+    """Take a reader off its log, with what it has not read as its own queue (a plain
+    ServerStream again); the log."""
+    log = stream._log
+    assert log is not None  # (a reader's)
+    position = stream._cursor
+    readers = log.cursors[position]
+    del readers[stream]
+    log.wakes.pop(stream, None)
+    _detach(stream, slow=False)
+    if not readers:
+        del log.cursors[position]
+        if position == log.first:
+            log._trim()
+    return log
+
+
+def _alone(stream: _Reader) -> None:
+    """The reader leaves its log on its own (it queues or ends): the hub serves it alone."""
+    log = leave(stream)
+    log.alone(stream, log)
+
+
+def _detach(stream: ServerStream, *, slow: bool) -> None:
+    """A reader, off its log's cursors, made a plain ServerStream: with what it has not
+    read as its own queue, or "slow" with none."""
+    _sync(stream)
+    log = stream._log
+    assert log is not None  # (a reader's)
+    frames = [] if slow else log.frames[stream._cursor - log.first :]
+    size = 0 if slow else log.bytes - stream._taken
+    stream.__class__ = ServerStream
+    for name in _READING:
+        delattr(stream, name)
+    stream._frames = frames
+    stream._size = size
+    if slow:
+        stream._due_at = None
+        stream._state = "slow"
+        stream._plain = False
+
+
+def _sync(stream: ServerStream) -> None:
+    """Bring a reader's due time and clock up to the frames published since it last
+    looked, as deliver() would have at each publish: with ``coalesce_delay`` 0 the
+    first frame queued on an empty queue is due when it was published, or at the
+    reader's own latest time if its clock ran ahead (the time deliver() takes then);
+    the reader's clock has seen every publish's time."""
+    log = stream._log
+    assert log is not None  # (a reader's)
+    seen = stream._seen
+    if seen == log.end:
+        return
+    times = log.times
+    clock = stream._clock
+    latest = clock.latest
+    if stream._due_at is None:  # nothing was queued: the first new frame sets it
+        published = times[seen - log.first]
+        stream._due_at = published if published > latest else latest
+    if times[-1] > latest:
+        clock.latest = times[-1]
+    stream._seen = log.end
+
+
+def _take(stream: _Reader) -> bytes:
+    """Hand out what the reader has not read, and move it to the log's end."""
+    log = stream._log
+    cursor = stream._cursor
+    end = log.end
+    out = b"".join(log.frames[cursor - log.first :])
+    cursors = log.cursors
+    readers = cursors[cursor]
+    del readers[stream]
+    newest = cursors.get(end)
+    if newest is None:
+        cursors[end] = {stream: None}
+    else:
+        newest[stream] = None
+    stream._cursor = end
+    stream._taken = log.bytes
+    stream._due_at = None
+    if not readers:
+        del cursors[cursor]
+        if cursor == log.first:
+            log._trim()
+    return out
