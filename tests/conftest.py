@@ -183,6 +183,7 @@ RUN_ONCE: dict[str, str] = {
     "test_durable_protocol": "Durable Streams decisions, no parser (issue 44)",
     "test_durable_stores": "Durable Streams storage, no parser (issue 44)",
     "test_durable_asgi": "the Durable Streams ASGI app, in process (issue 44)",
+    "test_durable_redis": "the Redis store's own append connection (issue 44)",
     "test_durable_conformance": "the protocol's npm conformance suite, live (issue 44)",
     "test_durable_interop": "Durable Streams read by Python clients, live (issue 44)",
     "test_durable_llm": "examples/durable_llm.py live, with a fake upstream (issue 44)",
