@@ -11,11 +11,12 @@
 #
 # aiohttp tells a handler nothing when its client goes away (unless the application
 # was made with handler cancellation, which cancels the pump: the source is then
-# cancelled or detached as ``on_disconnect`` says).  So the watcher looks at the
-# transport every ``_poll(keepalive)`` seconds, at most one keepalive interval, and a
-# write to a closed transport fails at once.  On shutdown (``web.run_app``'s SIGINT or
-# SIGTERM) every open response is stopped first, as under uvicorn (the pump's
-# watch_shutdown()), so that aiohttp's graceful wait does not wait for streams.
+# cancelled or detached as ``on_disconnect`` says).  So the handler's own task (in the
+# pump's run(), no task of its own) looks at the transport every ``_poll(keepalive)``
+# seconds, at most one keepalive interval, and a write to a closed transport fails at
+# once.  On shutdown (``web.run_app``'s SIGINT or SIGTERM) every open response is
+# stopped first, as under uvicorn (the pump's watch_shutdown()), so that aiohttp's
+# graceful wait does not wait for streams.
 
 from __future__ import annotations
 

@@ -17,8 +17,9 @@
 # last ID, but EventSource sends the header only on its own reconnects).  A stream that
 # is finished with nothing left to send is answered 204, which stops an EventSource.
 #
-# A client's disconnect is ASGI's ``http.disconnect`` message: the pump's watcher
-# awaits ``receive()`` until it comes, so it is noticed at once.  A server's shutdown:
+# A client's disconnect is ASGI's ``http.disconnect`` message: the app's own task
+# awaits ``receive()`` until it comes (the pump's run(), no task of its own), so it is
+# noticed at once.  A server's shutdown:
 # uvicorn gives the app no message for it, so each response makes sure the process's
 # SIGINT and SIGTERM handlers stop every open response first (the pump's
 # watch_shutdown()), then do what uvicorn's own do.

@@ -1,16 +1,19 @@
 # The pump: the asyncio task structure every framework adapter runs, framework-neutral.
 #
-# One loop around one ServerStream, and up to two tasks:
-# - the *writer* loop (the adapter's own task) writes whatever data_to_send() hands
-#   out, awaiting the transport (backpressure), and otherwise sleeps until the stream's
-#   deadline, a wake-up, the connection's lifetime, or a stop.  An event does not wait
-#   for it (issue 40, item 8): whoever queues an event while the writer sleeps and no
-#   write is pending (the feeder, or a publish through wake()) runs the write's first
-#   step itself, so an event costs no task step of its own; a write that must wait
-#   (backpressure) is handed over to a Task of its own, resumed when what it awaits is
-#   done, and counts as pending until it ends;
-# - the *watcher* task awaits the adapter's ``disconnected()``, which returns once the
-#   client is gone;
+# One ServerStream, and as few tasks and frames as an idle response can hold (issue 40,
+# item 8: at most 4 KB over a raw ASGI app):
+# - the adapter's own task (the ASGI app, the aiohttp handler) runs the pump and
+#   awaits the client's disconnect itself (``disconnected()``: ASGI's ``receive()``
+#   until ``http.disconnect``); it is interrupted (a cancellation it takes back) only
+#   when the response is over, and then finishes it (a stop's last whole frames);
+# - writing is done by whoever queues: an event queued while no write is pending (by
+#   the feeder, or a publish through wake()) is written right there, the write's first
+#   step run by hand, so an event costs no task step of its own; a write that must
+#   wait (backpressure) is handed over to a Task of its own, resumed when what it
+#   awaits is done, and counts as pending until it ends, when what was queued
+#   meanwhile is written;
+# - deadlines (keepalive, first_byte, coalescing, max_lifetime) ring one
+#   ``loop.call_at`` timer handle per response, not a sleeping coroutine;
 # - for a source (serve_source), the *feeder* task reads it (``async for``, or a sync
 #   iterable one next() at a time on the adapters' own threads) and send()s each item
 #   into the stream, then end()s it: cleanly when the source ends, as a cut when it
@@ -19,21 +22,26 @@
 #   source's end closes the window too (``cut`` alike): the producer finished.  For a
 #   hub's subscriber (serve_hub) there is no feeder: publish() queues on the stream
 #   and calls the pump's wake-up, so only the subscribers of a channel wake.
+# A server that never reports a disconnect (``receive()`` never returns) loses
+# nothing: the response still ends by its stream's end, a stop, a slow reader, or a
+# write failing with an OSError.  A ``receive()`` that raises ends the response as a
+# disconnect, and its error goes on to the server.
+#
 # The source's pending ``__anext__`` is never cancelled by a keepalive: the keepalive
-# comes from the writer's timeout, in another task (``asyncio.wait_for(anext(...))``
-# would cancel the read and end an async generator for good).
+# comes from the timer, outside the feeder (``asyncio.wait_for(anext(...))`` would
+# cancel the read and end an async generator for good).
 #
 # A burst is not a slow reader (issue 41, item 2): each item is written as it comes
 # while the transport takes it, and the feeder, about to queue an item that could take
 # the queue past ``max_buffer`` while no write is pending (frames held for coalescing),
-# first lets the writer hand out what is queued; so a stream turns "slow" only when a
-# write has been pending (the client not reading) while the queue grew.
+# first hands out what is queued; so a stream turns "slow" only when a write has been
+# pending (the client not reading) while the queue grew.
 #
 # Stops: the stream ends (the end and the last bytes written), turns "slow" (the feeder
-# or the hub sees it, even while the writer is stuck in a write the client never reads:
-# that write is cancelled), the client disconnects (the watcher, or a write failing with
-# an OSError), or the server stops the connection (``max_lifetime`` passed, or the
-# server shuts down: stop_all()): then what is queued goes out, whole frames only, and
+# or the hub sees it, even while a write the client never reads is pending: that write
+# is cancelled), the client disconnects (``disconnected()`` returns, or a write fails
+# with an OSError), or the server stops the connection (``max_lifetime`` passed, or
+# the server shuts down: stop_all()): then what is queued goes out, whole frames only, and
 # the response ends as a cut, so the client resumes, while the stream goes on.  After
 # all but an end the source is cancelled (``on_disconnect="cancel"``) or detached
 # (``"detach"``): it runs to its end in the background, its events going into the window
@@ -211,20 +219,28 @@ def _close_unread(source: Source) -> None:
 class Pump:
     """Run one response: write what its stream hands out, fed by a source or a hub.
 
-    Speed (issue 40, item 8): an event costs no task step of its own.  Whoever queues
-    it (the feeder, or a publish() through :meth:`wake`) writes it at once while the
-    writer is asleep and no write is pending (``_flush``): the write's first step runs
-    right there.  A write that must wait (backpressure) is handed over (``_rest``): a
-    Task of its own resumes it once what it awaits is done, as a Task would have, and
-    the feeder goes on reading meanwhile.  The writer wakes only for the rest: a
-    deadline (keepalive, coalescing, lifetime), the end, a stop, a hand-over finished.
-    A stop that must interrupt a pending write (a slow reader, a disconnect) cancels it:
-    a handed-over one as Task.cancel() would (what it awaits, or its Task), the writer's
-    own by cancelling the writer's task, which ``_write_loop`` tells from a
-    cancellation of its own (``_interrupted``) and takes back with ``uncancel()``.  The
-    writer sleeps on one future, resolved by a wake-up, a stop or its timer; the timer
-    is kept while the deadline only moves later (a keepalive deadline moves at each
-    write), so a busy stream re-arms it about once per deadline, not once per event.
+    Tasks (issue 40, item 8: an idle response holds the fewest): the adapter's own task
+    runs :meth:`run`, which awaits the client's disconnect itself (``disconnected()``)
+    and is interrupted only when the response is over; a source has its feeder task;
+    a write that must wait has a Task of its own while it waits; nothing else.
+
+    Writes: an event costs no task step of its own.  Whoever queues it (the feeder, or
+    a publish() through :meth:`wake`) writes it at once while no write is pending
+    (``_write_now``): the write's first step runs right there.  A write that must wait
+    (backpressure) is handed over (``_rest``): a Task of its own resumes it once what
+    it awaits is done, as a Task would have, and the feeder goes on reading meanwhile;
+    its end writes what was queued meanwhile (``_look``).  A stop that must interrupt
+    a pending write (a slow reader, a disconnect) cancels it as Task.cancel() would.
+
+    Deadlines (keepalive, coalescing, first_byte, max_lifetime) ring one timer handle
+    (``loop.call_at``), which looks again (``_look``); it is kept while the deadline
+    only moves later (a keepalive deadline moves at each write), so a busy stream
+    re-arms it about once per deadline, not once per event.
+
+    The end: ``_look`` sees the response is over (``_ending``: the stream ended and
+    written, a stop, a failure) and interrupts the adapter's task (``_done``: a
+    cancellation, which :meth:`run` tells from any other by ``_interrupted`` and takes
+    back with ``uncancel()``); that task then finishes the response (``_ended``).
     """
 
     __slots__ = (
@@ -234,6 +250,7 @@ class Pump:
         "_gone",
         "_hub",
         "_interrupted",
+        "_live",
         "_loop",
         "_max_buffer",
         "_outcome",
@@ -241,11 +258,11 @@ class Pump:
         "_rest",
         "_rested",
         "_room",
-        "_sleep",
         "_source",
         "_stream",
         "_timer",
         "_timer_at",
+        "_waiting",
         "_window",
         "_write",
         "_writer",
@@ -267,19 +284,20 @@ class Pump:
             None if options.max_lifetime is None else self._clock() + options.max_lifetime
         )
         self._outcome: Outcome | None = None  # set by a stop
-        self._sleep: asyncio.Future[None] | None = None  # the writer's sleep
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = _INFINITY
         self._room: asyncio.Future[None] | None = None  # the feeder waits for a hand-out
-        self._writer: asyncio.Task[Any] | None = None
+        self._writer: asyncio.Task[Any] | None = None  # the adapter's task
         self._write: Write = _unstarted  # run()'s
-        self._writing = False  # the writer is inside write(): pending, when others see it
+        self._live = False  # run() serves: writes may run (not before, not at the end)
+        self._waiting = False  # the adapter's task awaits the disconnect
+        self._writing = False  # a write's first step runs: what it queues waits for it
         # A write handed over: what it awaits, then the Task that resumed it; and a
         # future resolved when it is done.
         self._rest: asyncio.Future[Any] | None = None
         self._rested: asyncio.Future[None] | None = None
-        self._failure: BaseException | None = None  # what a write run by _flush raised
-        self._interrupted = False  # a stop cancelled the writer's pending write
+        self._failure: BaseException | None = None  # what a write raised
+        self._interrupted = False  # the response is over: the adapter's task was told
         self._gone = False  # the client is gone: events go to the window only
 
     def attach(self, stream: ServerStream, hub: Hub) -> None:
@@ -288,31 +306,137 @@ class Pump:
         self._hub = hub
 
     def wake(self) -> None:
-        """Something was queued on the stream, or it ended: write what is due now if the
-        writer is asleep and no write is pending (the write's first step runs here; one
-        that must wait is handed over, and the caller goes on), else let the writer look
-        again.  A stream that turned "slow" stops the response, even mid-write."""
+        """Something was queued on the stream, or it ended: write what is due now if no
+        write is pending (the write's first step runs here; one that must wait is
+        handed over, and the caller goes on), else leave it to that write's end.  A
+        stream that turned "slow" stops the response, even mid-write."""
         stream = self._stream
-        state = stream._state
-        if state == "slow":
+        if stream._state == "slow":
             self._halt("slow")
             return
-        sleep = self._sleep
-        if sleep is None or self._rest is not None or self._writing:
-            return  # a write is in progress: its end looks again
-        if state == "open" and self._outcome is None and self._failure is None:
+        if (  # the common case inline: a publish to an idle subscriber, written here
+            self._live
+            and self._rest is None
+            and not self._writing
+            and self._outcome is None
+            and self._failure is None
+        ):
             data = stream.data_to_send(self._clock())
-            if data and self._write_now(data):
-                return  # (written, or handed over: the writer sleeps on)
-        # The writer looks again: the end, a failure, or a new deadline (frames held for
-        # coalescing come due later).
-        if not sleep.done():
-            sleep.set_result(None)
+            if data:
+                self._write_now(data)
+                if self._timer is not None and not stream._size and stream._state == "open":
+                    return  # written, and the armed timer covers the next keepalive
+        self._look()
 
-    def _write_now(self, data: bytes) -> bool:
-        """Run a write's first step here (the writer sleeps, no write is pending): True
-        when it is done, handed over, or the client is gone; False when it raised (the
-        writer raises it, as if its own write had: wake it)."""
+    def stop(self) -> None:
+        """End the response as a cut after its whole frames; the stream goes on."""
+        self._halt("stopped")
+
+    async def run(self, write: Write, disconnected: Disconnected) -> Outcome:
+        """Pump until the stream ends, the client is gone or the server stops it."""
+        self._writer = writer = cast("asyncio.Task[Any]", asyncio.current_task())
+        self._write = write
+        feeder = None
+        if self._source is not None:
+            feeder = self._loop.create_task(self._feed(self._source))
+        outcome: Outcome = "disconnected"  # what a cancellation of this task means
+        _RUNNING.add(self)
+        self._live = True
+        try:
+            self._look()  # what is due at once (a replay, first_byte), and the timer
+            if not self._ending():
+                self._waiting = True
+                try:
+                    await disconnected()  # the client is gone
+                except asyncio.CancelledError:
+                    # Ours (the response is over) is taken back; any other goes on.
+                    if not self._interrupted or writer.uncancel():
+                        raise
+                else:
+                    self._waiting = False
+                    self._halt("disconnected")
+                finally:
+                    self._waiting = False
+            self._live = False
+            outcome = await self._ended(write)
+            if outcome == "slow":
+                LOG.warning(
+                    "sse_sansio: a client fell more than max_buffer bytes behind while a "
+                    "write was pending; its response is cut (it may resume)"
+                )
+        finally:
+            self._live = False
+            _RUNNING.discard(self)
+            if self._rest is not None:  # the response is over: so is its write
+                self._rest.cancel()
+            if self._timer is not None:
+                self._timer.cancel()
+            if self._hub is not None:
+                self._hub.unsubscribe(self._stream)
+            self._made_room()  # (a feeder waiting to hand out goes on, into the window)
+            if feeder is not None:
+                await self._settle(feeder, outcome)
+        return outcome
+
+    def _ending(self) -> bool:
+        """Whether the response is over: a failure to raise, a stop, or the stream
+        ended (or slow) with everything written."""
+        stream = self._stream
+        return (
+            self._failure is not None
+            or self._outcome is not None
+            or (
+                stream._state != "open"
+                and not stream._size
+                and self._rest is None
+                and not self._writing
+            )
+        )
+
+    def _done(self) -> None:
+        """The response is over: interrupt the adapter's task, if it awaits the
+        disconnect (else it sees so itself before it awaits)."""
+        if self._waiting and not self._interrupted:
+            self._interrupted = True
+            cast("asyncio.Task[Any]", self._writer).cancel()
+
+    async def _ended(self, write: Write) -> Outcome:
+        """The adapter's task, interrupted: the outcome, after the last writes of a stop."""
+        if self._failure is not None:
+            raise self._failure
+        stream = self._stream
+        state = stream._state
+        if (
+            state != "open"
+            and not stream._size
+            and self._rest is None
+            and self._outcome != "disconnected"
+        ):
+            return state  # ended and written (a stop comes too late), or slow
+        return await self._stopped(write)
+
+    def _look(self) -> None:
+        """Write what is due now while no write is pending (a write that must wait is
+        handed over: its end looks again), then tell the adapter's task the response
+        is over, or arm the timer for the next deadline."""
+        if not self._live or self._writing:
+            return  # (a write's first step runs: its end looks again)
+        stream = self._stream
+        while self._rest is None and self._outcome is None and self._failure is None:
+            data = stream.data_to_send(self._clock())
+            if not data:
+                break
+            if self._room is not None:
+                self._made_room()
+            self._write_now(data)
+        if self._ending():
+            self._done()
+        else:  # (while a write is pending, only the lifetime: its end looks again)
+            self._arm(stream.deadline if self._rest is None else None)
+
+    def _write_now(self, data: bytes) -> None:
+        """Run a write's first step here (no write is pending); hand it over if it must
+        wait.  An OSError is the client gone; any other error, the adapter's task raises."""
         step = self._write(data)
         if type(step) is not CoroutineType:
             step = _awaited(step)
@@ -321,92 +445,15 @@ class Pump:
             waiting = next(step.__await__(), _WRITTEN)  # (no StopIteration made)
         except OSError:  # the transport is closed: the client is gone
             self._halt("disconnected")
-            return True
+            return
         except Exception as exc:
             self._failure = exc
-            return False
+            self._done()
+            return
         finally:
             self._writing = False
         if waiting is not _WRITTEN:
             self._hand_over(cast(Coroutine[Any, Any, None], step), waiting)
-        elif self._stream._size:  # queued from inside the write: the writer takes it
-            self._rouse()
-        return True
-
-    def stop(self) -> None:
-        """End the response as a cut after its whole frames; the stream goes on."""
-        self._halt("stopped")
-
-    async def run(self, write: Write, disconnected: Disconnected) -> Outcome:
-        """Pump until the stream ends, the client is gone or the server stops it."""
-        self._writer = asyncio.current_task()
-        self._write = write
-        feeder = None
-        if self._source is not None:
-            feeder = self._loop.create_task(self._feed(self._source))
-        watcher = self._loop.create_task(disconnected())
-        watcher.add_done_callback(self._gone_away)
-        outcome: Outcome = "disconnected"  # what a cancellation of this task means
-        _RUNNING.add(self)
-        try:
-            outcome = await self._write_loop(write)
-            if outcome == "slow":
-                LOG.warning(
-                    "sse_sansio: a client fell more than max_buffer bytes behind while a "
-                    "write was pending; its response is cut (it may resume)"
-                )
-        finally:
-            _RUNNING.discard(self)
-            watcher.cancel()
-            if self._rest is not None:  # the response is over: so is its write
-                self._rest.cancel()
-            if self._timer is not None:
-                self._timer.cancel()
-            if self._hub is not None:
-                self._hub.unsubscribe(self._stream)
-            if feeder is not None:
-                await self._settle(feeder, outcome)
-        return outcome
-
-    async def _write_loop(self, write: Write) -> Outcome:
-        stream = self._stream
-        clock = self._clock
-        try:
-            while True:
-                if self._failure is not None:
-                    failure, self._failure = self._failure, None
-                    raise failure
-                deadline = None  # while a write handed over is pending: its end wakes us
-                if self._rest is None:
-                    data = stream.data_to_send(clock())
-                    if data:
-                        if self._room is not None:
-                            self._made_room()
-                        self._writing = True
-                        try:
-                            await write(data)
-                        except OSError:  # the transport is closed: the client is gone
-                            self._halt("disconnected")
-                        finally:
-                            self._writing = False
-                    state = stream._state
-                    if state != "open" and not stream._size and self._outcome != "disconnected":
-                        return state  # ended and written (a stop comes too late), or slow
-                    deadline = stream.deadline
-                if self._outcome is not None:
-                    return await self._stopped(write)
-                sleep = self._arm(deadline)
-                if sleep is not None:
-                    try:
-                        await sleep
-                    finally:
-                        self._sleep = None
-        except asyncio.CancelledError:
-            if not self._interrupted:  # not ours: the server cancelled the response
-                raise
-            self._interrupted = False
-            cast(asyncio.Task[Any], self._writer).uncancel()
-            return await self._stopped(write)
 
     def _hand_over(self, step: Coroutine[Any, Any, None], waiting: object) -> None:
         """A write whose first step waits on ``waiting``: a Task of its own resumes it
@@ -425,7 +472,7 @@ class Pump:
 
     def _rest_done(self, rest: asyncio.Task[None]) -> None:
         """A write handed over is done: the client gone (OSError), a failure for the
-        writer to raise, or written; the writer looks again."""
+        adapter's task to raise, or written; then look again."""
         self._rest = None
         if not rest.cancelled():
             failure = rest.exception()
@@ -434,7 +481,7 @@ class Pump:
             elif failure is not None:
                 self._failure = failure
         cast("asyncio.Future[None]", self._rested).set_result(None)
-        self._rouse()
+        self._look()
 
     async def _stopped(self, write: Write) -> Outcome:
         """The outcome of a stop; for "stopped", the whole frames queued go first."""
@@ -454,56 +501,37 @@ class Pump:
                 await asyncio.wait_for(write(data), _FINAL_WRITE)
         return outcome
 
-    def _arm(self, deadline: float | None) -> asyncio.Future[None] | None:
-        """The writer's sleep until ``deadline``, a wake-up, the end of the lifetime,
-        or a stop (None: the lifetime is over, and the response is stopped).  A plain
-        function, not a coroutine: one frame less held by each idle response."""
+    def _arm(self, deadline: float | None) -> None:
+        """Arm the timer for ``deadline`` or the end of the lifetime, whichever comes
+        first (the lifetime over: the response is stopped).  A later deadline keeps
+        the armed timer (it rings, and looks again); a past one rings at once."""
         ends_at = self._ends_at
         if ends_at is not None and (deadline is None or ends_at <= deadline):
             if ends_at <= self._clock():
                 self._halt("stopped")
-                return None
+                return
             deadline = ends_at
         if deadline is not None and deadline < self._timer_at:
-            # (a later deadline keeps the armed timer; a past one rings at once)
             if self._timer is not None:
                 self._timer.cancel()
             self._timer_at = deadline
             delay = max(0.0, deadline - self._clock())
             self._timer = self._loop.call_at(self._loop.time() + delay, self._ring)
-        self._sleep = sleep = self._loop.create_future()
-        return sleep
 
     def _ring(self) -> None:
-        """The timer: wake the writer, which arms it again for its next deadline."""
+        """The timer: look again (which arms it for the next deadline)."""
         self._timer = None
         self._timer_at = _INFINITY
-        self._rouse()
-
-    def _rouse(self) -> None:
-        """Wake the writer if it sleeps."""
-        sleep = self._sleep
-        if sleep is not None and not sleep.done():
-            sleep.set_result(None)
-
-    def _gone_away(self, watcher: asyncio.Task[None]) -> None:
-        """The watcher's end: the client is gone (or the response over: cancelled)."""
-        if not watcher.cancelled():
-            self._halt("disconnected")
+        self._look()
 
     def _halt(self, outcome: Outcome) -> None:
         if self._outcome is None:
             self._outcome = outcome
-            # A write the client never takes (seen from another task: it is pending):
-            # one handed over is cancelled as Task.cancel() would, the writer's own
-            # with the writer's task.
+            # A write the client never takes: cancelled, as Task.cancel() would.
             if self._rest is not None:
                 self._rest.cancel()
-            elif self._writing and self._writer is not asyncio.current_task():
-                self._interrupted = True
-                cast(asyncio.Task[Any], self._writer).cancel()
-        self._rouse()
         self._made_room()
+        self._done()
 
     # The feeder.
 
@@ -516,23 +544,30 @@ class Pump:
                 async for item in source:
                     if stream._size and self._crowded(item):
                         await self._hand_out_first()
-                    if (  # the writer sleeps, and nothing is pending: write it here
-                        self._sleep is not None
+                    if (  # nothing is pending: write it here
+                        self._live
                         and self._rest is None
                         and self._outcome is None
                         and self._failure is None
                         and not self._gone
                     ):
                         data = stream._send_now(item, clock())
-                        if not data or not self._write_now(data):
-                            self.wake()  # held (coalescing), slow, or a failure
+                        if data:
+                            self._write_now(data)
+                            if (
+                                self._timer is not None
+                                and not stream._size
+                                and stream._state == "open"
+                            ):
+                                continue  # written; the armed timer covers the keepalive
+                        self.wake()  # held (coalescing), slow, pending, a failure
                     else:
                         self._take(item)
             else:
                 items = iter(source)
                 executor = _executor()
                 # Each next() returns through the loop, where the item before it was
-                # written (or handed to the writer): a sync source cannot burst past it.
+                # written (or handed over): a sync source cannot burst past it.
                 while (got := await self._loop.run_in_executor(executor, _next, items)) is not _END:
                     self._take(cast(Item, got))
             cut = False
@@ -552,7 +587,7 @@ class Pump:
 
     def _crowded(self, item: object) -> bool:
         """Whether ``item`` could take the queue past max_buffer while no write is
-        pending: then the writer must hand out first (a burst is not a slow reader)."""
+        pending: then the queue must be handed out first (a burst is not a slow reader)."""
         buffered = self._stream._size
         return (
             buffered > 0
@@ -571,9 +606,10 @@ class Pump:
         self.wake()
 
     async def _hand_out_first(self) -> None:
-        """Wait until the writer took what is queued (or a stop)."""
+        """Wait until what is queued was handed out (or a stop): at once, or when the
+        frames held for coalescing come due."""
         self._room = room = self._loop.create_future()
-        self._rouse()
+        self._look()
         try:
             await room
         finally:

@@ -14,7 +14,7 @@ import signal
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -24,7 +24,7 @@ from sse_sansio import Comment, Event, Hub, ReplayWindow, StreamCut
 from sse_sansio._serve import _pump
 from sse_sansio.aiohttp import serve, serve_hub
 from sse_sansio.asgi import EventStreamResponse, HubResponse, IncompleteResponseFilter
-from tests.serve.test_asgi import GUARD, Client, Message, events
+from tests.serve.test_asgi import GUARD, Client, Message, Watched, events
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -815,3 +815,90 @@ def test_a_publish_from_inside_a_write_goes_after_it() -> None:
     client = asyncio.run(main())
     assert client.body() == b"data: 1\n\ndata: nested\n\n"
     assert client.completed()
+
+
+# --- an idle response holds no task of its own (issue 40, item 8) ------------------------
+
+
+def started(app: Any, client: Client) -> asyncio.Task[None]:
+    """The app's task, as a server starts it (no task of the test's between)."""
+    return asyncio.ensure_future(app(client.scope, client.receive, client.send))
+
+
+def test_an_idle_response_awaits_the_disconnect_in_the_apps_own_task() -> None:
+    # The app's task awaits receive() itself: while idle, a hub response runs no task
+    # beside it, and a source's response only its feeder.  The disconnect still ends
+    # both at once.
+    async def main() -> None:
+        hub = Hub(max_buffer=10_000, now=time.monotonic())
+        hub_client, source_client, source = Client(), Client(), Watched()
+        before = asyncio.all_tasks()
+        served = started(HubResponse(hub), hub_client)
+        fed = started(EventStreamResponse(source), source_client)
+        await until(lambda: len(hub.subscribers) == 1 and source_client.body())
+        extra = asyncio.all_tasks() - before - {served, fed}
+        assert [cast(Any, task.get_coro()).__qualname__ for task in extra] == ["Pump._feed"]
+        hub_client.gone.set()
+        source_client.gone.set()
+        await asyncio.wait_for(asyncio.gather(served, fed), GUARD)
+        assert hub.subscribers == ()
+        assert source.cancelled
+
+    asyncio.run(main())
+
+
+def test_a_receive_that_raises_ends_the_response_and_the_server_sees_the_error() -> None:
+    class Broken(Client):
+        async def receive(self) -> Message:
+            if not self.requested:
+                return await super().receive()
+            await asyncio.sleep(0)
+            raise RuntimeError("the server's receive broke")
+
+    async def main() -> None:
+        client, source = Broken(), Watched()
+        with pytest.raises(RuntimeError, match="receive broke"):
+            await client.run(EventStreamResponse(source))
+        assert source.cancelled
+
+    asyncio.run(main())
+
+
+def test_a_cancellation_from_outside_goes_through_even_as_the_response_ends() -> None:
+    # The server cancels the app's task in the same turn as the stream ends (which
+    # interrupts that task too): the server's cancellation is not taken back.
+    async def main() -> None:
+        hub = Hub(max_buffer=10_000, now=time.monotonic())
+        client = Client()
+        task = started(HubResponse(hub), client)
+        await until(lambda: len(hub.subscribers) == 1)
+        hub.close(time.monotonic())  # the response is over: the app's task is told
+        task.cancel()  # and the server cancels it
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert hub.subscribers == ()
+        assert not client.completed()
+
+    asyncio.run(main())
+
+
+def test_without_keepalives_each_event_is_written_as_it_comes() -> None:
+    # No timer is armed (no keepalive, no lifetime): each write looks again itself.
+    client = Client()
+    asyncio.run(client.run(EventStreamResponse(events("a", "b", "c"), keepalive=None)))
+    assert client.body() == b"data: a\n\ndata: b\n\ndata: c\n\n"
+    assert client.completed()
+
+
+def test_the_lifetime_ends_an_idle_response_without_any_write() -> None:
+    # No keepalive: the only deadline is the lifetime's, on the response's one timer.
+    async def main() -> Client:
+        client = Client()
+        hub = Hub(max_buffer=10_000, now=time.monotonic())
+        await client.run(HubResponse(hub, keepalive=None, max_lifetime=0.01))
+        assert hub.subscribers == ()
+        return client
+
+    client = asyncio.run(main())
+    assert client.body() == b""
+    assert not client.completed()
