@@ -837,8 +837,10 @@ class _Reader(ServerStream):
         state["_frames"] = log.frames[self._cursor - log.first :]
         state["_size"] = self._size
         state["_clock"] = clock_state(self._clock)
-        newobj = copyreg.__newobj__  # type: ignore[attr-defined]  # (not in typeshed)
-        return (newobj, (ServerStream,), state)
+        # Through copyreg's own reconstructor (pickle's for plain objects): __newobj__
+        # must name the object's own class, and this one is private.
+        rebuild = copyreg._reconstructor  # type: ignore[attr-defined]  # (not in typeshed)
+        return (rebuild, (ServerStream, object, None), state)
 
 
 # What a reader of a FrameLog holds on its instance: its log; the position of the next
