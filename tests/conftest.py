@@ -188,6 +188,7 @@ RUN_ONCE: dict[str, str] = {
     "test_durable_interop": "Durable Streams read by Python clients, live (issue 44)",
     "test_durable_llm": "examples/durable_llm.py live, with a fake upstream (issue 44)",
     "test_durable_benchmark": "benchmarks/durable.py, run on its own terms (issue 44)",
+    "test_durable_append": "Durable Streams' in-process append, no parser (issue 44)",
 }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._protocol import DurableStreams, LiveRead, Request, Response, SseEnd
+from ._protocol import AppendRefused, DurableStreams, LiveRead, Request, Response, SseEnd
 from ._store import (
     AppendOutcome,
     AppendPlan,
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AppendOutcome",
     "AppendPlan",
+    "AppendRefused",
     "DurableApp",
     "DurableStreams",
     "LiveRead",

@@ -32,7 +32,7 @@ import base64
 import json
 import random
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, NamedTuple
@@ -54,7 +54,7 @@ from ._store import (
     new_tuple,
 )
 
-__all__ = ["DurableStreams", "LiveRead", "Request", "Response", "SseEnd"]
+__all__ = ["AppendRefused", "DurableStreams", "LiveRead", "Request", "Response", "SseEnd"]
 
 Headers = list[tuple[str, str]]
 #: How an SSE read ends (DurableStreams.sse_step).
@@ -187,6 +187,23 @@ class _Bad(Exception):
         self.status = status
 
 
+class AppendRefused(Exception):
+    """An in-process append (:meth:`DurableStreams.append`) refused, as a ``POST`` of
+    it would be: ``status`` is that POST's status, the message says what and where.
+
+    ``outcome`` is the store's answer when the store refused it (its ``verdict``:
+    "closed", "content-type", "seq-gap", ...; the current epoch of a "stale-epoch",
+    the expected seq of a "seq-gap"), None when the append was refused on its own (a
+    400: neither data nor a close, a producer out of range, JSON that is not JSON) or
+    the stream was missing or deleted before a plan was made (404, 410).
+    """
+
+    def __init__(self, status: int, message: str, outcome: AppendOutcome | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.outcome = outcome
+
+
 class DurableStreams:
     """The Durable Streams protocol over ``store``, sans-I/O (the module says how).
 
@@ -216,12 +233,21 @@ class DurableStreams:
             raise ValueError("long_poll_timeout and sse_lifetime must be > 0 seconds")
         if max_read_bytes < 1:
             raise ValueError(f"max_read_bytes must be >= 1, not {max_read_bytes}")
-        self.store: Store = MemoryStore() if store is None else store
+        self._store: Store = MemoryStore() if store is None else store
+        #: The store's shortcut for the plainest append, if it has one (Store says).
+        self._append_bytes: Callable[[str, bytes, str | None, float], int | None] | None = getattr(
+            self._store, "append_bytes", None
+        )
         self.long_poll_timeout = long_poll_timeout
         self.sse_lifetime = sse_lifetime
         self.max_read_bytes = max_read_bytes
         self._cache = _CACHEABLE if public else _CACHEABLE.replace("public", "private")
         self._rng = random.Random() if rng is None else rng
+
+    @property
+    def store(self) -> Store:
+        """Where the streams live (fixed at construction)."""
+        return self._store
 
     # -- the entry point -------------------------------------------------------------
 
@@ -251,6 +277,82 @@ class DurableStreams:
             raise _Bad(405, f"method {request.method} is not part of the protocol")
         except _Bad as bad:
             return _error(bad.status, str(bad))
+
+    # -- the in-process producer ------------------------------------------------------
+
+    def append(
+        self,
+        path: str,
+        data: bytes,
+        now: float,
+        content_type: str | None = None,
+        close: bool = False,
+        producer: tuple[str, int, int] | None = None,
+        stream_seq: str | None = None,
+    ) -> int:
+        """Append ``data`` to the stream at ``path`` at time ``now``, from this process:
+        what a ``POST`` of it does (section 5.2), without a request or a response.
+
+        Args:
+            content_type: The data's ``Content-Type``; None: the stream's own.  A JSON
+                stream's data is split into its messages as a POST's body is (9.1).
+            close: Close the stream with this append (``Stream-Closed: true``); ``data``
+                may then be empty.
+            producer: ``(id, epoch, seq)``, the idempotent producer's headers (5.2.1):
+                a retry lands once.
+            stream_seq: The ``Stream-Seq`` header (bytewise greater each time).
+
+        Returns the stream's tail after the call, a position: ``encode_offset(tail)`` is
+        the offset the POST's ``Stream-Next-Offset`` names (formatted only if asked
+        for).  A producer's duplicate and a repeated close change nothing and return
+        the tail too.  Raises :class:`AppendRefused` with the POST's status when it
+        would be refused (404, 409, 410, 403, 400), with section 5.2's precedence; a
+        stream found past its deadline is removed (404).  A sliding TTL moves on as
+        with a POST.  Nothing else is returned to act on: an append that wrote changes
+        ``path`` as the POST's ``Response.changed`` says, so wake its readers (a store
+        with ``subscribe``, such as :class:`MemoryStore`, tells its subscribers itself,
+        and the ASGI app is one).  The plainest append (data, no option) is one store
+        step with nothing made but the write when the store has ``append_bytes``.
+        """
+        fast = self._append_bytes
+        if fast is not None and data and not close and producer is None and stream_seq is None:
+            media = content_type and (MEDIA_TYPES.get(content_type) or media_type(content_type))
+            tail = fast(path, data, media, now)
+            if tail is not None:
+                return tail
+        return self._append_planned(path, data, now, content_type, close, producer, stream_seq)
+
+    def _append_planned(
+        self,
+        path: str,
+        data: bytes,
+        now: float,
+        content_type: str | None,
+        close: bool,
+        producer: tuple[str, int, int] | None,
+        stream_seq: str | None,
+    ) -> int:
+        """:meth:`append` through a plan: ``_post``'s two paths, with the request's
+        parts given as values (the stream read first only for a plan refused on its
+        own, an expired stream, or the stream's own type to look up)."""
+        plan: AppendPlan | None = None
+        if content_type is not None:
+            try:
+                plan = _given_plan(data, media_type(content_type), close, stream_seq, producer, now)
+            except _Bad:
+                plan = None  # refused on its own: the checked path answers
+        if plan is not None:
+            outcome = self._store.append(path, plan)
+            if outcome.verdict != "expired":
+                return _appended(path, outcome)
+        try:
+            meta = self._existing(path, now)
+            media = media_type(meta.content_type if content_type is None else content_type)
+            parse_json = meta.json and not meta.closed
+            plan = _given_plan(data, media, close, stream_seq, producer, now, parse_json)
+        except _Bad as bad:
+            raise AppendRefused(bad.status, f"append to {path} refused: {bad}") from None
+        return _appended(path, self._store.append(path, plan))
 
     # -- live reads ------------------------------------------------------------------
 
@@ -322,11 +424,11 @@ class DurableStreams:
 
     def _meta(self, path: str, now: float) -> StreamMeta | None:
         """The stream at ``path``, after removing it if it expired (section 4)."""
-        meta = self.store.meta(path)
+        meta = self._store.meta(path)
         expired = meta is not None and meta.deadline is not None and now >= meta.deadline
         if expired and meta is not None and not meta.soft_deleted:
-            self.store.delete(path)
-            meta = self.store.meta(path)
+            self._store.delete(path)
+            meta = self._store.meta(path)
         return meta
 
     def _existing(self, path: str, now: float) -> StreamMeta:
@@ -341,7 +443,7 @@ class DurableStreams:
         """Section 5.1: each read or write moves a sliding TTL on (HEAD does not)."""
         if meta.ttl is not None:
             meta.deadline = now + meta.ttl
-            self.store.touch(meta.path, meta.deadline)
+            self._store.touch(meta.path, meta.deadline)
 
     def _head(self, path: str, now: float) -> Response:
         meta = self._existing(path, now)
@@ -351,7 +453,7 @@ class DurableStreams:
 
     def _delete(self, path: str, now: float) -> Response:
         self._meta(path, now)
-        verdict = self.store.delete(path)
+        verdict = self._store.delete(path)
         if verdict == "missing":
             raise _Bad(404, f"no stream at {path}")
         if verdict == "gone":
@@ -399,9 +501,9 @@ class DurableStreams:
             if fork is not None:
                 meta.fork_source = fork[0].path
                 meta.fork_position = fork[1] + fork[2]
-            existing = self.store.create(meta, units)
+            existing = self._store.create(meta, units)
             if existing is None:
-                created = self.store.meta(path)
+                created = self._store.meta(path)
                 assert created is not None
                 return Response(201, _meta_headers(created), changed=path)
         if existing.soft_deleted:
@@ -434,26 +536,38 @@ class DurableStreams:
     def _boundary(self, meta: StreamMeta, position: int) -> int:
         while position < meta.fork_position:
             assert meta.fork_source is not None
-            source = self.store.meta(meta.fork_source)
+            source = self._store.meta(meta.fork_source)
             assert source is not None
             return min(self._boundary(source, position), meta.fork_position)
-        return self.store.boundary(meta.path, position)
+        return self._store.boundary(meta.path, position)
 
     def _post(self, path: str, headers: Mapping[str, str], body: bytes, now: float) -> Response:
         """Section 5.2: an append, in one store step when the request is whole on its own.
 
-        Optimistic: the plan is made from the request without reading the stream (a
+        The plainest append (a body and its type, no option) goes to the store's
+        ``append_bytes`` first, when it has one: written at once if the stream surely
+        takes it.  Otherwise, optimistic: the plan is made from the request without
+        reading the stream (a
         body typed JSON is parsed as a JSON stream's messages), and the store's one
         atomic step judges it against the stream (missing, gone, closed, type, producer,
         ``Stream-Seq``).  A request refused on its own (a 400) and a stream found past
         its deadline take the checked path instead, which reads the stream first and so
         keeps the precedence of 404, 410 and 409 over 400 and removes an expired stream.
         """
+        fast = self._append_bytes
+        if fast is not None and body and _OPTIONS.isdisjoint(headers):
+            content_type = headers.get("content-type")
+            if content_type is not None:  # the plainest append: the store's shortcut
+                media = MEDIA_TYPES.get(content_type) or media_type(content_type)
+                tail = fast(path, body, media, now)
+                if tail is not None:
+                    headers_out = [*_COMMON, ("stream-next-offset", OFFSET_FORMAT % tail)]
+                    return Response(204, headers_out, b"", path)
         try:
             plan = _plan(headers, body, now, True)
         except _Bad:
             return self._post_checked(path, headers, body, now)
-        outcome = self.store.append(path, plan)
+        outcome = self._store.append(path, plan)
         if outcome.verdict == "expired":
             return self._post_checked(path, headers, body, now)
         return _append_response(path, outcome, plan.producer, bool(plan.units))
@@ -488,7 +602,7 @@ class DurableStreams:
         # Section 5.2's precedence: a closed stream or another type is a 409 before the
         # body is looked at.
         plan = _plan(headers, body, now, meta.json and not meta.closed)
-        outcome = self.store.append(path, plan)
+        outcome = self._store.append(path, plan)
         return _append_response(path, outcome, plan.producer, bool(plan.units))
 
     def _get(
@@ -556,12 +670,12 @@ class DurableStreams:
         position = start
         if position < meta.fork_position:
             assert meta.fork_source is not None
-            source = self.store.meta(meta.fork_source)
+            source = self._store.meta(meta.fork_source)
             assert source is not None
             units, position = self._gather(source, start, min(stop, meta.fork_position), budget)
             budget -= sum(len(unit) for unit in units)
         if position >= meta.fork_position and position < stop and (budget > 0 or not units):
-            own = self.store.read(meta.path, position, stop, budget)
+            own = self._store.read(meta.path, position, stop, budget)
             units += own
             position += len(own) if meta.json else sum(len(unit) for unit in own)
         return units, position
@@ -702,6 +816,12 @@ def _producer(headers: Mapping[str, str]) -> tuple[str, int, int]:
     return pid, numbers[0], numbers[1]
 
 
+#: The POST headers that make an append more than the plainest one.
+_OPTIONS = frozenset(
+    ["stream-closed", "stream-seq", "producer-id", "producer-epoch", "producer-seq"]
+)
+
+
 def _plan(headers: Mapping[str, str], body: bytes, now: float, parse_json: bool) -> AppendPlan:
     """Section 5.2: what a POST asks for, from the request alone (``_Bad`` if refused).
 
@@ -717,13 +837,30 @@ def _plan(headers: Mapping[str, str], body: bytes, now: float, parse_json: bool)
     media = None if content_type is None else MEDIA_TYPES.get(content_type)
     if media is None and content_type is not None:
         media = media_type(content_type)
+    _check_body(body, media, close)
+    producer = None
+    if "producer-id" in headers or "producer-epoch" in headers or "producer-seq" in headers:
+        producer = _producer(headers)
+    return _make_plan(body, media, close, get("stream-seq"), producer, now, parse_json)
+
+
+def _check_body(body: bytes, media: str | None, close: bool) -> None:
     if not body and not close:
         raise _Bad(400, "an append needs a body (or Stream-Closed: true)")
     if body and media is None:
         raise _Bad(400, "an append with a body needs a Content-Type")
-    producer = None
-    if "producer-id" in headers or "producer-epoch" in headers or "producer-seq" in headers:
-        producer = _producer(headers)
+
+
+def _make_plan(
+    body: bytes,
+    media: str | None,
+    close: bool,
+    stream_seq: str | None,
+    producer: tuple[str, int, int] | None,
+    now: float,
+    parse_json: bool,
+) -> AppendPlan:
+    """The plan of an append whose parts were checked (a JSON body's still may not be)."""
     if body:
         if parse_json and media == "application/json":
             units = _units(body, True, allow_empty=False)
@@ -732,7 +869,30 @@ def _plan(headers: Mapping[str, str], body: bytes, now: float, parse_json: bool)
             units, size = [body], len(body)
     else:
         units, size = [], 0
-    return new_tuple(AppendPlan, (units, size, media, close, get("stream-seq"), producer, now))
+    return new_tuple(AppendPlan, (units, size, media, close, stream_seq, producer, now))
+
+
+def _given_plan(
+    data: bytes,
+    media: str,
+    close: bool,
+    stream_seq: str | None,
+    producer: tuple[str, int, int] | None,
+    now: float,
+    parse_json: bool = True,
+) -> AppendPlan:
+    """:func:`_plan` for :meth:`DurableStreams.append`, whose parts come as values."""
+    _check_body(data, media, close)
+    if producer is not None:
+        pid, epoch, seq = producer
+        if not isinstance(pid, str) or not pid:
+            raise _Bad(400, f"a producer's id must be a non-empty string: {pid!r}")
+        for name, value in (("epoch", epoch), ("seq", seq)):
+            if type(value) is not int or not 0 <= value <= _MAX_INT:
+                raise _Bad(
+                    400, f"a producer's {name} must be an integer from 0 to 2^53-1: {value!r}"
+                )
+    return _make_plan(data, media, close, stream_seq, producer, now, parse_json)
 
 
 def _units(body: bytes, is_json: bool, *, allow_empty: bool) -> list[bytes]:
@@ -876,3 +1036,26 @@ def _append_response(
             status = 200
     changed = path if verdict == "appended" else None
     return Response(status, headers, changed=changed)
+
+
+#: Why the store refused an append, for AppendRefused's message.
+_REASONS = {
+    "closed": "the stream is closed",
+    "gone": "the stream was deleted",
+    "missing": "there is no stream",
+    "expired": "the stream expired",
+    "content-type": "its content type is not the stream's",
+    "stream-seq": "its Stream-Seq is not above the stream's last one",
+    "stale-epoch": "the producer's epoch is older than the stream's",
+    "epoch-seq": "a producer's new epoch must start at seq 0",
+    "seq-gap": "the producer's seq skips some",
+}
+
+
+def _appended(path: str, outcome: AppendOutcome) -> int:
+    """An in-process append's answer: the tail, or the POST's refusal raised."""
+    verdict = outcome.verdict
+    if verdict == "appended" or verdict == "duplicate" or verdict == "closed-again":
+        return outcome.tail
+    status = _APPEND_STATUS[verdict]
+    raise AppendRefused(status, f"append to {path} refused: {_REASONS[verdict]}", outcome)

@@ -18,7 +18,17 @@ them):
   core needs no read of the stream before an append;
 - the tail only grows, closure is for good, and a read returns the bytes written;
 - ``delete`` of a stream that forks still read is a soft delete (kept, marked), and
-  removing a fork releases its source, cascading up a chain of soft-deleted sources.
+  removing a fork releases its source, cascading up a chain of soft-deleted sources;
+- the memory store tells its subscribers (``MemoryStore.subscribe``) the path of every
+  change, once it is made: a create, an append that wrote or closed, a delete.
+
+The in-process producer's path (``DurableStreams.append``) first offers a store that
+has one the plainest append, through the optional ``append_bytes``: one unit of bytes,
+no producer, ``Stream-Seq`` or close.  The memory store writes it at once when the
+stream surely takes it (an open byte stream of that type, before its deadline), with
+no plan or outcome made; otherwise it changes nothing, the plan is made, and
+:func:`decide_append` gives the verdict.  So every refusal is still decided in one
+place, and the common append costs two calls and a copy.
 
 The decisions themselves (:func:`decide_append`) are pure, so the Redis store's Lua
 script can be held to the same table.
@@ -29,7 +39,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple, Protocol
 
@@ -235,9 +245,12 @@ class Store(Protocol):
     Paths are the full request paths; positions are integers (``_store.py`` explains
     them).  Each method is one atomic step for the paths it names.  A store for another
     engine implements these seven methods and passes tests/durable/test_durable_stores.py.
-    Optional: ``blocking = True`` (the ASGI app calls the store in a worker thread) and
+    Optional: ``blocking = True`` (the ASGI app calls the store in a worker thread);
     ``async def append_async(path, plan)``, :meth:`append` awaited (the ASGI app awaits
-    appends on its event loop with it).
+    appends on its event loop with it); ``append_bytes(path, data, media_type, now)``,
+    the plainest append written at once when the stream surely takes it, else None
+    (:meth:`MemoryStore.append_bytes` says what it must do); ``subscribe(callback)``,
+    ``callback(path)`` after each change (the ASGI app wakes its readers with it).
     """
 
     def meta(self, path: str) -> StreamMeta | None:
@@ -271,10 +284,13 @@ class Store(Protocol):
 
 
 class _Stream:
-    __slots__ = ("data", "ends", "meta", "units")
+    __slots__ = ("data", "ends", "media", "meta", "units", "writable")
 
     def __init__(self, meta: StreamMeta) -> None:
         self.meta = meta
+        self.media = media_type(meta.content_type)  # the type every append must have
+        # A byte stream neither closed nor deleted (kept with closed and soft_deleted).
+        self.writable = not (meta.json or meta.closed or meta.soft_deleted)
         self.data = bytearray()  # a byte stream's own bytes
         self.units: list[bytes] = []  # a JSON stream's own messages
         self.ends: list[int] = []  # where each append ended
@@ -293,11 +309,26 @@ class MemoryStore:
 
     A byte stream's data is one ``bytearray`` (a read is a slice); a JSON stream's is a
     list of messages.  Not shared between processes; bounded only by what is written
-    (delete or expire streams to free it).
+    (delete or expire streams to free it).  Beside the contract: :meth:`append_bytes`
+    (the plainest append, with nothing made per call but the write) and
+    :meth:`subscribe` (hear every change).
     """
 
     def __init__(self) -> None:
         self._streams: dict[str, _Stream] = {}
+        self._listeners: list[Callable[[str], None]] = []
+
+    def subscribe(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(path)`` after every change to a stream from now on (created,
+        appended to or closed, deleted), in the thread that made it.  The ASGI app
+        wakes its readers with it, so an append made in-process
+        (:meth:`DurableStreams.append <sse_sansio.durable.DurableStreams.append>`)
+        wakes them as a request's does."""
+        self._listeners.append(callback)
+
+    def _changed(self, path: str) -> None:
+        for callback in list(self._listeners):
+            callback(path)
 
     def meta(self, path: str) -> StreamMeta | None:
         stream = self._streams.get(path)
@@ -313,6 +344,8 @@ class MemoryStore:
         if meta.fork_source is not None:
             self._streams[meta.fork_source].meta.refcount += 1
         self._streams[meta.path] = stream
+        if self._listeners:
+            self._changed(meta.path)
         return None
 
     def append(self, path: str, plan: AppendPlan) -> AppendOutcome:
@@ -321,9 +354,10 @@ class MemoryStore:
             return _MISSING
         meta = stream.meta
         outcome = decide_append(meta, plan)
-        verdict = outcome.verdict
+        verdict = outcome[0]
         if verdict == "appended":  # write, then the writer state (apply the step)
-            units = plan.units
+            units, _, _, close, stream_seq, producer, _ = plan
+            tail = meta.tail = outcome[1]
             if units:
                 if meta.json:
                     stream.units += units
@@ -331,19 +365,53 @@ class MemoryStore:
                     data = stream.data
                     for unit in units:
                         data += unit
-                stream.ends.append(outcome.tail)
-            meta.tail = outcome.tail
-            if plan.stream_seq is not None:
-                meta.stream_seq = plan.stream_seq
-            producer = plan.producer
+                stream.ends.append(tail)
+            if stream_seq is not None:
+                meta.stream_seq = stream_seq
             if producer is not None:
                 meta.producers[producer[0]] = (producer[1], producer[2])
-            if plan.close:
+            if close:
                 meta.closed = True
                 meta.closed_by = producer
-        if meta.ttl is not None and verdict != "gone" and verdict != "expired":
+                stream.writable = False
+            if self._listeners:
+                self._changed(path)
+        elif verdict == "gone" or verdict == "expired":
+            return outcome
+        if meta.ttl is not None:  # section 5.1: a write touches, even when refused
             meta.deadline = plan.now + meta.ttl
         return outcome
+
+    def append_bytes(self, path: str, data: bytes, media: str | None, now: float) -> int | None:
+        """The plainest append, when the stream surely takes it: ``data`` (not empty)
+        as one unit, with no producer, ``Stream-Seq`` or close, at time ``now``.
+
+        When the stream is a byte stream, open, not deleted, before its deadline and of
+        media type ``media`` (None: whatever its type), this writes ``data``, moves a
+        sliding TTL on, tells the subscribers, and returns the new tail: all that
+        :meth:`append` does with that plan, which :func:`decide_append` can only call
+        "appended" then.  Otherwise it changes nothing and returns None: make the plan,
+        and :meth:`append` gives the verdict.  (Optional in the contract; one call, with
+        no plan or outcome made, for ``DurableStreams.append``'s common case.)
+        """
+        try:
+            stream = self._streams[path]
+        except KeyError:
+            return None
+        meta = stream.meta
+        deadline = meta.deadline
+        if not stream.writable or (deadline is not None and now >= deadline):
+            return None
+        if media is not None and media != stream.media:
+            return None
+        stream.data += data
+        tail = meta.tail = meta.tail + len(data)
+        stream.ends.append(tail)
+        if meta.ttl is not None:
+            meta.deadline = now + meta.ttl
+        if self._listeners:
+            self._changed(path)
+        return tail
 
     def read(self, path: str, start: int, stop: int, max_bytes: int) -> list[bytes]:
         stream = self._streams[path]
@@ -376,11 +444,16 @@ class MemoryStore:
             return "missing"
         if stream.meta.soft_deleted:
             return "gone"
+        verdict: DeleteVerdict = "soft"
         if stream.meta.refcount > 0:
             stream.meta.soft_deleted = True
-            return "soft"
-        self._remove(path)
-        return "deleted"
+            stream.writable = False
+        else:
+            self._remove(path)
+            verdict = "deleted"
+        if self._listeners:
+            self._changed(path)
+        return verdict
 
     def _remove(self, path: str) -> None:
         while True:

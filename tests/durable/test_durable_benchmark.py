@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from sse_sansio.durable import DurableStreams, Request, Response
+
 
 def test_the_durable_benchmark_runs_and_checks_its_pairs(
     capsys: pytest.CaptureFixture[str],
@@ -14,8 +16,18 @@ def test_the_durable_benchmark_runs_and_checks_its_pairs(
 
     assert durable.main(["--quick", "--no-servers"]) == 0
     rows = capsys.readouterr().out.splitlines()[1:]
-    assert [row.split()[0] for row in rows] == ["append", "append/api", "read"]
+    assert [row.split()[0] for row in rows] == ["append/in-process", "append", "append/api", "read"]
     cases = durable.append_cases(3, size=256)
-    assert set(cases) == {"append: core", "append: floor", "append: api floor"}
+    assert set(cases) == {
+        "append: core",
+        "append: in-process",
+        "append: floor",
+        "append: api floor",
+    }
     assert cases["append: api floor"]() == bytes(range(256)) * 3
+    written = cases["append: in-process"]()
+    assert isinstance(written, DurableStreams)
+    read = written.handle(Request("GET", durable.PATH), durable.NOW)
+    assert isinstance(read, Response)
+    assert read.body == bytes(range(256)) * 3
     assert durable.read_cases(1024, 1)["read: core"]() == bytes(range(256)) * 4
