@@ -2,12 +2,15 @@
 
 The producer (:func:`relay`) asks an OpenAI-compatible upstream for a streamed chat
 completion, reads it through :class:`sse_sansio.Relay` (parsed, judged by the
-``openai-chat`` dialect), and appends each text delta to a Durable Stream with the
-idempotent-producer headers (a retried append lands once), closing the stream when the
-answer is complete.  The reader (:func:`read`) follows the stream in SSE mode and
-keeps the last ``streamNextOffset``; when its connection drops (a page reload, a
-flaky network) it reconnects from that offset and gets the rest: every byte once,
-whether the answer was still being written or long finished.  An upstream that ends
+``openai-chat`` dialect), and appends each text delta to a Durable Stream from this
+process, the one serving the streams: :meth:`DurableStreams.append
+<sse_sansio.durable.DurableStreams.append>` on the app's core, a POST's rules without a
+request per delta (the app's readers hear of it through the memory store's
+subscription), closing the stream when the answer is complete.  The reader
+(:func:`read`) follows the stream in SSE mode and keeps the last
+``streamNextOffset``; when its connection drops (a page reload, a flaky network) it
+reconnects from that offset and gets the rest: every byte once, whether the answer
+was still being written or long finished.  An upstream that ends
 without its terminal event leaves the stream open (not closed: the answer is not
 whole); its readers see everything that did arrive.
 
@@ -24,16 +27,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 
 import httpx
 
 import sse_sansio
-from sse_sansio.durable import DurableApp, asgi_app
+from sse_sansio.durable import DurableApp, Request, Response, asgi_app
 
-#: The app serving the durable streams (memory store).
+#: The app serving the durable streams (memory store; its clock is ``time.time``).
 app: DurableApp = asgi_app()
-TEXT = {"Content-Type": "text/plain; charset=utf-8"}
+TEXT = "text/plain; charset=utf-8"
 
 
 def delta_text(event: sse_sansio.Event) -> str:
@@ -47,19 +51,22 @@ def delta_text(event: sse_sansio.Event) -> str:
 
 async def relay(
     client: httpx.AsyncClient,
-    stream_url: str,
+    path: str,
     upstream_url: str,
     *,
     prompt: str = "Say hello.",
     pace: float = 0.0,
 ) -> str:
-    """Create the stream at ``stream_url`` and relay the upstream's answer into it;
-    return the text relayed.  ``pace``: seconds to wait after each append (a demo's
-    slow model)."""
-    (await client.put(stream_url, headers=TEXT)).raise_for_status()
+    """Create the stream at ``path`` (``/v1/stream/...``) on :data:`app` and relay the
+    upstream's answer into it; return the text relayed.  ``pace``: seconds to wait
+    after each append (a demo's slow model)."""
+    streams = app.protocol
+    created = streams.handle(Request("PUT", path, [("Content-Type", TEXT)]), time.time())
+    assert isinstance(created, Response)
+    if created.status not in (200, 201):
+        raise RuntimeError(f"cannot create {path}: {created.status} {created.body!r}")
     body = {"model": "any", "stream": True, "messages": [{"role": "user", "content": prompt}]}
     relayed: list[str] = []
-    seq = 0
     async with client.stream("POST", upstream_url, json=body) as upstream:
         source = sse_sansio.Relay(upstream.aiter_bytes(), dialect="openai-chat")
         try:
@@ -67,25 +74,15 @@ async def relay(
                 text = delta_text(item) if isinstance(item, sse_sansio.Event) else ""
                 if not text:
                     continue
-                await _append(client, stream_url, text.encode(), seq)
+                streams.append(path, text.encode(), time.time(), TEXT)  # wakes the readers
                 relayed.append(text)
-                seq += 1
                 await asyncio.sleep(pace)
         except sse_sansio.StreamCut:
             pass  # the upstream was cut: what arrived is in the stream, which stays open
     outcome = source.outcome
     if outcome is not None and outcome.outcome == "completed":
-        await _append(client, stream_url, b"", seq, close=True)
+        streams.append(path, b"", time.time(), close=True)
     return "".join(relayed)
-
-
-async def _append(
-    client: httpx.AsyncClient, url: str, data: bytes, seq: int, *, close: bool = False
-) -> None:
-    headers = {**TEXT, "Producer-Id": "relay", "Producer-Epoch": "0", "Producer-Seq": str(seq)}
-    if close:
-        headers["Stream-Closed"] = "true"
-    (await client.post(url, headers=headers, content=data)).raise_for_status()
 
 
 async def read(
@@ -135,11 +132,12 @@ async def main(argv: list[str] | None = None) -> str:
     serving = asyncio.ensure_future(server.serve())
     while not server.started:
         await asyncio.sleep(0.01)
-    url = f"http://127.0.0.1:{options.port}/v1/stream/answer"
+    path = "/v1/stream/answer"
+    url = f"http://127.0.0.1:{options.port}{path}"
     try:
         async with httpx.AsyncClient(timeout=60) as client:
             producing = asyncio.ensure_future(
-                relay(client, url, options.upstream, prompt=options.prompt)
+                relay(client, path, options.upstream, prompt=options.prompt)
             )
             while not (await client.head(url)).is_success:
                 await asyncio.sleep(0.01)

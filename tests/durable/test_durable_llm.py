@@ -57,7 +57,9 @@ async def scenario(name: str, stream: str) -> tuple[str, str, int, httpx.Respons
         url = f"{base}/v1/stream/{stream}"
         async with httpx.AsyncClient(timeout=GUARD) as client:
             producing = asyncio.ensure_future(
-                module.relay(client, url, f"http://127.0.0.1:{port}/{name}", pace=0.2)
+                module.relay(
+                    client, f"/v1/stream/{stream}", f"http://127.0.0.1:{port}/{name}", pace=0.2
+                )
             )
             while not (await client.head(url)).is_success:
                 await asyncio.sleep(0.01)
