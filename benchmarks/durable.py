@@ -35,6 +35,7 @@ first checked to produce the same bytes.  On a shared machine expect 10-20 % noi
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import statistics
@@ -218,6 +219,19 @@ def _cpu_seconds(pid: int) -> float:
 Row = tuple[str, float, float, float, float]
 
 
+def uvicorn_command(port: int) -> list[str]:
+    """The example server as docs/durable.rst says to run it: uvloop and httptools
+    (``uvicorn[standard]``) where they are installed, and no access log."""
+    command = [sys.executable, "-m", "uvicorn", "--app-dir", str(ROOT / "examples")]
+    command += ["durable_streams_server:app", "--port", str(port), "--log-level", "warning"]
+    command.append("--no-access-log")
+    if all(importlib.util.find_spec(name) for name in ("uvloop", "httptools")):
+        command += ["--loop", "uvloop", "--http", "httptools"]
+    else:  # about twice the CPU per append (docs/durable.rst, Speed)
+        print("(servers: ours on asyncio and h11; uvicorn[standard] brings uvloop, httptools)")
+    return command
+
+
 def server_rows(count: int, rounds: int) -> list[Row]:
     redis_binary, node = shutil.which("redis-server"), shutil.which("node")
     cache = _npm_cache()
@@ -230,8 +244,7 @@ def server_rows(count: int, rounds: int) -> list[Row]:
     redis = subprocess.Popen(redis_cmd, stdout=subprocess.DEVNULL)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env["DURABLE_REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
-    ours_cmd = [sys.executable, "-m", "uvicorn", "--app-dir", str(ROOT / "examples")]
-    ours_cmd += ["durable_streams_server:app", "--port", str(ours_port), "--log-level", "warning"]
+    ours_cmd = uvicorn_command(ours_port)
     node_env = {**os.environ, "PORT": str(node_port)}
     rows = []
     try:

@@ -4,6 +4,14 @@ Streams live under ``/v1/stream/``: create one with ``PUT``, append with ``POST`
 with ``GET`` (catch-up, ``live=long-poll`` or ``live=sse``).  With ``DURABLE_REDIS_URL``
 set (``redis://127.0.0.1:6379/0``) they live in Redis, shared by every process serving
 that URL; otherwise in this process's memory.  docs/durable.rst tells the rest.
+
+For speed, install uvloop and httptools (``pip install "uvicorn[standard]"``: uvicorn
+picks them when installed) and leave the access log off, as benchmarks/durable.py does::
+
+    export DURABLE_REDIS_URL=redis://127.0.0.1:6379/0
+    uvicorn --app-dir examples durable_streams_server:app --no-access-log
+
+On plain asyncio and h11 an append costs the server about twice the CPU time.
 """
 
 from __future__ import annotations

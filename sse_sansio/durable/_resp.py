@@ -215,8 +215,8 @@ class AppendLine:
             def connect(factory: _Factory) -> _Opening:
                 return asyncio.get_running_loop().create_unix_connection(factory, where)
 
-        if db != "0":
-            handshake.append(("SELECT", db))
+        if int(db):  # a number: redis-py made its client from the same URL
+            handshake.append(("SELECT", str(int(db))))
         return cls(connect, handshake, script, sha)
 
     async def call(self, args: Sequence[bytes | str]) -> bytes | None:

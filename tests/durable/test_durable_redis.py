@@ -131,7 +131,7 @@ def test_a_lost_connection_answers_every_call_in_flight() -> None:
     ("url", "handshake"),
     [
         ("redis://h:1/0", []),
-        ("redis://h/2", [("SELECT", "2")]),
+        ("redis://h/02", [("SELECT", "2")]),
         ("redis://:p%40ss@h:1", [("AUTH", "p@ss")]),
         ("redis://u:pw@h:1/3?db=4", [("AUTH", "u", "pw"), ("SELECT", "4")]),
         ("unix:///tmp/r.sock?db=5", [("SELECT", "5")]),
