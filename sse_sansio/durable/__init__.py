@@ -5,7 +5,9 @@ durable-streams project) as decisions, sans-I/O: a :class:`Request` and the call
 time in, a :class:`Response` or a :class:`LiveRead` (long-poll or SSE, held open by the
 caller) out, over a :class:`Store` (:class:`MemoryStore`, or
 :class:`~sse_sansio.durable.RedisStore` for several processes).  :func:`asgi_app` serves
-it over ASGI, its SSE mode written by :class:`~sse_sansio.ServerStream`.
+it over ASGI, its SSE mode written by :class:`~sse_sansio.ServerStream`.  A producer
+in the same process appends with :meth:`DurableStreams.append` (a POST's rules, no
+request or response; :class:`AppendRefused` when refused).
 
 What it may import: the top-level vocabulary and the serving layer (``_serve``, for the
 SSE response); the standard library at run time; ``redis`` only inside the Redis store.

@@ -11,6 +11,10 @@ comes; nothing here waits.  An append is one store step (``Store.append`` checks
 the stream and writes, atomically): the request is judged on its own first, and only
 a request refused on its own or a stream past its deadline reads the stream before,
 so that the answer keeps section 5.2's precedence (``DurableStreams._post``).
+:meth:`DurableStreams.append` is the same append for a producer in this process, with
+the request's parts as values and the tail or :class:`AppendRefused` as the answer;
+the plainest append of either kind first goes to the store's optional
+``append_bytes``, which writes it only when the stream surely takes it.
 
 Invariants:
 
@@ -308,11 +312,12 @@ class DurableStreams:
         the tail too.  Raises :class:`AppendRefused` with the POST's status when it
         would be refused (404, 409, 410, 403, 400), with section 5.2's precedence; a
         stream found past its deadline is removed (404).  A sliding TTL moves on as
-        with a POST.  Nothing else is returned to act on: an append that wrote changes
-        ``path`` as the POST's ``Response.changed`` says, so wake its readers (a store
-        with ``subscribe``, such as :class:`MemoryStore`, tells its subscribers itself,
-        and the ASGI app is one).  The plainest append (data, no option) is one store
-        step with nothing made but the write when the store has ``append_bytes``.
+        with a POST.  An append that returns changed ``path`` as the POST's
+        ``Response.changed`` would say: its readers are to be woken.  A store with
+        ``subscribe`` (:class:`MemoryStore`, the Redis store) tells its subscribers
+        itself, and the ASGI app subscribes.  The plainest append (data and nothing
+        else) is one call of the store's ``append_bytes`` when it has one: no plan and
+        no outcome made.
         """
         fast = self._append_bytes
         if fast is not None and data and not close and producer is None and stream_seq is None:
@@ -547,12 +552,12 @@ class DurableStreams:
         The plainest append (a body and its type, no option) goes to the store's
         ``append_bytes`` first, when it has one: written at once if the stream surely
         takes it.  Otherwise, optimistic: the plan is made from the request without
-        reading the stream (a
-        body typed JSON is parsed as a JSON stream's messages), and the store's one
-        atomic step judges it against the stream (missing, gone, closed, type, producer,
-        ``Stream-Seq``).  A request refused on its own (a 400) and a stream found past
-        its deadline take the checked path instead, which reads the stream first and so
-        keeps the precedence of 404, 410 and 409 over 400 and removes an expired stream.
+        reading the stream (a body typed JSON is parsed as a JSON stream's messages),
+        and the store's one atomic step judges it against the stream (missing, gone,
+        closed, type, producer, ``Stream-Seq``).  A request refused on its own (a 400)
+        and a stream found past its deadline take the checked path instead, which reads
+        the stream first and so keeps the precedence of 404, 410 and 409 over 400 and
+        removes an expired stream.
         """
         fast = self._append_bytes
         if fast is not None and body and _OPTIONS.isdisjoint(headers):
