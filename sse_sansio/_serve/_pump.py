@@ -12,8 +12,10 @@
 #   wait (backpressure) is handed over to a Task of its own, resumed when what it
 #   awaits is done, and counts as pending until it ends, when what was queued
 #   meanwhile is written;
-# - deadlines (keepalive, first_byte, coalescing, max_lifetime) ring one
-#   ``loop.call_at`` timer handle per response, not a sleeping coroutine;
+# - deadlines (keepalive, first_byte, coalescing, max_lifetime) are entries in the
+#   loop's one heap of deadlines (``_Timers``), rung by one ``loop.call_at`` handle
+#   for every response of the loop: no sleeping coroutine, and no timer handle of
+#   its own (about 520 bytes each under uvloop, an entry about 60);
 # - for a source (serve_source), the *feeder* task reads it (``async for``, or a sync
 #   iterable one next() at a time on the adapters' own threads) and send()s each item
 #   into the stream, then end()s it: cleanly when the source ends, as a cut when it
@@ -55,9 +57,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import logging
 import signal
 import time
+import weakref
 from collections.abc import (
     AsyncIterable,
     Awaitable,
@@ -232,9 +236,9 @@ class Pump:
     its end writes what was queued meanwhile (``_look``).  A stop that must interrupt
     a pending write (a slow reader, a disconnect) cancels it as Task.cancel() would.
 
-    Deadlines (keepalive, coalescing, first_byte, max_lifetime) ring one timer handle
-    (``loop.call_at``), which looks again (``_look``); it is kept while the deadline
-    only moves later (a keepalive deadline moves at each write), so a busy stream
+    Deadlines (keepalive, coalescing, first_byte, max_lifetime) ring the pump's entry in
+    the loop's deadlines (``_Timers``), which looks again (``_look``); it is kept while
+    the deadline only moves later (a keepalive deadline moves at each write), so a busy stream
     re-arms it about once per deadline, not once per event.
 
     The end: ``_look`` sees the response is over (``_ending``: the stream ended and
@@ -284,7 +288,7 @@ class Pump:
             None if options.max_lifetime is None else self._clock() + options.max_lifetime
         )
         self._outcome: Outcome | None = None  # set by a stop
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: _Entry | None = None  # its entry in the loop's deadlines
         self._timer_at = _INFINITY
         self._room: asyncio.Future[None] | None = None  # the feeder waits for a hand-out
         self._writer: asyncio.Task[Any] | None = None  # the adapter's task
@@ -370,7 +374,7 @@ class Pump:
             if self._rest is not None:  # the response is over: so is its write
                 self._rest.cancel()
             if self._timer is not None:
-                self._timer.cancel()
+                _timers_of(self._loop).cancel(self._timer)
             if self._hub is not None:
                 self._hub.unsubscribe(self._stream)
             self._made_room()  # (a feeder waiting to hand out goes on, into the window)
@@ -512,11 +516,11 @@ class Pump:
                 return
             deadline = ends_at
         if deadline is not None and deadline < self._timer_at:
+            timers = _timers_of(self._loop)
             if self._timer is not None:
-                self._timer.cancel()
+                timers.cancel(self._timer)
             self._timer_at = deadline
-            delay = max(0.0, deadline - self._clock())
-            self._timer = self._loop.call_at(self._loop.time() + delay, self._ring)
+            self._timer = timers.add(deadline, self)
 
     def _ring(self) -> None:
         """The timer: look again (which arms it for the next deadline)."""
@@ -639,6 +643,96 @@ class Pump:
             return
         feeder.cancel()
         await asyncio.wait((feeder,))
+
+
+class _Entry:
+    """A pump's deadline in the loop's heap (``pump`` None: cancelled)."""
+
+    __slots__ = ("pump", "when")
+
+    def __init__(self, when: float, pump: Pump) -> None:
+        self.when = when
+        self.pump: Pump | None = pump
+
+    def __lt__(self, other: _Entry) -> bool:
+        return self.when < other.when
+
+
+class _Timers:
+    """The deadlines of every response on one loop, rung by one ``loop.call_at``
+    handle (issue 40, item 8: a handle per response cost an idle one about 520 bytes
+    under uvloop; an entry here costs about 60).
+
+    A heap of entries, ``when`` on the pumps' clock (``time.monotonic()``).  A
+    cancelled entry stays in the heap, counted (``stale``), until it comes due or the
+    heap is rebuilt, once more than half of it is stale.  The handle rings for the
+    heap's earliest entry and moves only when an earlier one comes; at its ring every
+    entry due is taken out first, then each of their pumps looks again (and may arm
+    anew).  While the heap holds an entry the handle is pending, so the loop keeps this
+    object alive; the registry (``_TIMERS``) holds it only weakly, by the loop's id.
+    """
+
+    __slots__ = ("__weakref__", "at", "handle", "heap", "loop", "stale")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.heap: list[_Entry] = []
+        self.handle: asyncio.TimerHandle | None = None
+        self.at = _INFINITY  # when the handle rings
+        self.stale = 0  # cancelled entries still in the heap
+
+    def add(self, when: float, pump: Pump) -> _Entry:
+        entry = _Entry(when, pump)
+        heapq.heappush(self.heap, entry)
+        if when < self.at:
+            self._set(when)
+        return entry
+
+    def cancel(self, entry: _Entry) -> None:
+        entry.pump = None  # (a cancelled entry holds no response)
+        self.stale += 1
+        if self.stale > _STALE and 2 * self.stale > len(self.heap):
+            self.heap = [kept for kept in self.heap if kept.pump is not None]
+            heapq.heapify(self.heap)
+            self.stale = 0
+
+    def _set(self, when: float) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+        self.at = when
+        loop = self.loop
+        self.handle = loop.call_at(loop.time() + max(0.0, when - time.monotonic()), self._ring)
+
+    def _ring(self) -> None:
+        self.handle = None
+        self.at = _INFINITY
+        heap = self.heap
+        now = time.monotonic()
+        due: list[_Entry] = []
+        while heap and heap[0].when <= now:
+            entry = heapq.heappop(heap)
+            if entry.pump is None:
+                self.stale -= 1
+            else:
+                due.append(entry)
+        if heap:  # (early: the loop's clock may round; it rings again)
+            self._set(heap[0].when)
+        for entry in due:
+            pump = entry.pump
+            if pump is not None:  # (not re-armed meanwhile by another's ring)
+                pump._ring()
+
+
+# The deadlines of each loop, by the loop's id (a loop that holds none is not kept).
+_TIMERS: weakref.WeakValueDictionary[int, _Timers] = weakref.WeakValueDictionary()
+_STALE = 64  # cancelled entries a heap keeps before it may be rebuilt
+
+
+def _timers_of(loop: asyncio.AbstractEventLoop) -> _Timers:
+    timers = _TIMERS.get(id(loop))
+    if timers is None or timers.loop is not loop:
+        timers = _TIMERS[id(loop)] = _Timers(loop)
+    return timers
 
 
 def _unstarted(data: bytes) -> Awaitable[None]:  # pragma: no cover - never called
