@@ -8,7 +8,8 @@ In-process (CPU time of this thread, medians of interleaved rounds, as resume.py
 
 - **fan-out**: ``Hub.publish`` of one ~100-byte event to 1,000 subscribers of one
   channel, against a loop appending the same bytes object to 1,000 deques.  Target: at
-  most 2x.
+  most 2x.  Beside it (no target), the same publish followed by each subscriber's
+  ``data_to_send()``, against those appends and a popleft from each deque.
 - **nobody reads**: ``Hub.publish`` to a channel nobody reads while 10,000 subscribers
   read other channels, against a dict look-up plus one append to a list (the log).
   Target: at most 3x.  With a window the append is the window's (ReplayWindow.append),
@@ -72,30 +73,54 @@ IDLE_KINDS = ("raw", "ours-source", "ours-hub", "sse-starlette")
 
 
 def fanout_cases(readers: int, count: int) -> dict[str, Case]:
+    # The hub and the deques are made once, outside the cases: each case times its
+    # ``count`` publishes only (the readers never read, and max_buffer is never reached).
     event = Event(data=DATA)
+    hub = Hub(max_buffer=1 << 40, now=0.0)
+    streams = [hub.subscribe(0.0, channels=["room"]) for _ in range(readers)]
+    queues: list[deque[bytes]] = [deque() for _ in range(readers)]
+    calls = {"hub": 0, "floor": 0}
 
-    def hub_publish() -> object:
-        hub = Hub(max_buffer=1 << 40, now=0.0)
-        streams = [hub.subscribe(0.0, channels=["room"]) for _ in range(readers)]
-        start = time.thread_time()
+    def hub_publish() -> None:
         for _ in range(count):
             hub.publish(event, 1.0, channel="room")
-        spent = time.thread_time() - start
-        assert all(s.buffered == count * len(FRAME) for s in streams)
-        return spent
+        calls["hub"] += 1
+        assert streams[-1].buffered == calls["hub"] * count * len(FRAME)
 
-    def floor() -> object:
-        queues: list[deque[bytes]] = [deque() for _ in range(readers)]
-        start = time.thread_time()
+    def floor() -> None:
         for _ in range(count):
             frame = serialize(event)
             for queue in queues:
                 queue.append(frame)
-        spent = time.thread_time() - start
-        assert all(len(q) == count for q in queues)
-        return spent
+        calls["floor"] += 1
+        assert len(queues[-1]) == calls["floor"] * count
 
-    return {"fan-out: hub": hub_publish, "fan-out: floor": floor}
+    # And each reader reading after each publish, as a writer does (the work a shared log
+    # leaves to each reader's data_to_send()), against deque appends and poplefts.
+    readers_hub = Hub(max_buffer=1 << 20, now=0.0)
+    reading = [readers_hub.subscribe(0.0, channels=["room"]) for _ in range(readers)]
+
+    def hub_read() -> None:
+        for _ in range(count):
+            readers_hub.publish(event, 1.0, channel="room")
+            for stream in reading:
+                stream.data_to_send(1.0)
+        assert reading[-1].buffered == 0
+
+    def read_floor() -> None:
+        for _ in range(count):
+            frame = serialize(event)
+            for queue in queues:
+                queue.append(frame)
+            for queue in queues:
+                queue.popleft()
+
+    return {
+        "fan-out: hub": hub_publish,
+        "fan-out: floor": floor,
+        "fan-out, read: hub": hub_read,
+        "fan-out, read: floor": read_floor,
+    }
 
 
 def nobody_cases(readers: int, count: int) -> dict[str, Case]:
@@ -343,6 +368,11 @@ def main() -> None:
         f"publish to 1,000 readers: {fan['fan-out: hub'] / 100 * 1e6:8.1f} us/event "
         f"{fan['fan-out: hub'] / fan['fan-out: floor']:5.2f}x 1,000 deque appends "
         f"({fan['fan-out: floor'] / 100 * 1e6:.1f} us)"
+    )
+    print(
+        f"publish and 1,000 reads: {fan['fan-out, read: hub'] / 100 * 1e6:8.1f} us/event "
+        f"{fan['fan-out, read: hub'] / fan['fan-out, read: floor']:5.2f}x 1,000 deque "
+        f"appends and poplefts ({fan['fan-out, read: floor'] / 100 * 1e6:.1f} us)"
     )
     nobody = timed(nobody_cases(10_000, 10_000), rounds, time.thread_time)
     for label, hub, floor in (

@@ -295,11 +295,11 @@ class Hub:
         elif self._ending is not None:
             stream.end(now, cut=self._ending)
         else:
-            self._readers[stream] = reader
             if self._shares(stream, may_read):
-                self._join(stream, reader)
+                stream = self._join(stream, reader)
             else:
                 self._route(stream, reader)
+            self._readers[stream] = reader
         return stream
 
     def close(self, now: float, *, cut: bool = False) -> None:
@@ -350,7 +350,7 @@ class Hub:
             return
         if stream._log is not None:  # a reader of a shared log: it takes its frames
             log = leave(stream)
-            if not log.cursors:
+            if not log.marks:
                 self._ungroup(log)
             return
         self._unroute(stream, reader[0])
@@ -364,20 +364,21 @@ class Hub:
         plain = self._policy == "disconnect" and may_read is None
         return plain and not stream._hold and not stream._size
 
-    def _join(self, stream: ServerStream, reader: Reader) -> None:
-        """Make ``stream`` a reader of the shared log of its channels (made at need)."""
+    def _join(self, stream: ServerStream, reader: Reader) -> ServerStream:
+        """The reader of the shared log of its channels (made at need) that takes the
+        place of the new subscriber ``stream``."""
         names = reader[0]
         log = self._groups.get(names)
         if log is None:
             log = self._groups[names] = FrameLog(names, self._max_buffer, self._alone)
             self._route(log, (names, None, None))
-        join(log, stream, reader[2])
+        return join(log, stream, reader[2])
 
     def _alone(self, stream: ServerStream, log: FrameLog) -> None:
         """``stream`` left its shared ``log`` on its own (it queued or ended): it stays
         subscribed, served alone."""
         self._route(stream, self._readers[stream])
-        if not log.cursors:
+        if not log.marks:
             self._ungroup(log)
 
     def _ungroup(self, log: FrameLog) -> None:
@@ -486,7 +487,7 @@ class Hub:
     def _dropped(self, log: FrameLog, slow: list[ServerStream]) -> None:
         """Let go of the readers a publish made "slow" in ``log``, and wake them."""
         wakes = [self._readers.pop(stream)[2] for stream in slow]
-        if not log.cursors:
+        if not log.marks:
             self._ungroup(log)
         for wake in wakes:
             if wake is not None:

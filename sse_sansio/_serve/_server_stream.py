@@ -68,6 +68,7 @@ from __future__ import annotations
 import copyreg
 from collections import deque
 from collections.abc import Callable, Hashable
+from heapq import heappop, heappush
 from typing import Literal, final
 
 from sse_sansio._clock import Clock, duration, seconds
@@ -152,12 +153,12 @@ class ServerStream:
     _slots: dict[Hashable, tuple[int, bytes]] | None = None
     _blanks = 0
     # A reader of a Hub's FrameLog (join()) holds these on the instance while it reads
-    # one (_READING): its log, the position of the next frame it reads and the log's
-    # bytes before it, the position it last looked up to.
+    # one (_READING).
     _log: FrameLog | None = None
     _cursor = 0
     _taken = 0
     _seen = 0
+    _mark = 0
 
     def __init__(
         self,
@@ -690,23 +691,31 @@ class FrameLog:
     _hub.py says who shares one).
 
     Positions count the frames ever appended: ``frames[0]`` is at ``first``, and the
-    next frame goes at ``end``.  ``cursors`` maps a position to the readers whose next
-    frame is there, oldest position first (a reader only ever moves to ``end``, the
-    newest position, so insertion order is position order); ``first`` is the oldest
-    reader's position and ``floor`` the bytes appended before it, so the log holds what
-    the slowest reader has not read, no more.
+    next frame goes at ``end``.  A read moves only its reader's own cursor; the log
+    knows each reader by a *mark* at or before its cursor (``marks``: position -> the
+    readers marked there; ``taken``: position -> the log's bytes before it;
+    ``heap``: the marked positions, smallest first, some stale), so ``floor``, the
+    bytes before the oldest mark, is at most what any reader has read.  Only when a
+    publish takes ``bytes - floor`` past ``max_buffer`` does the log look at the
+    readers of its oldest marks (_settle()): each is "slow" or marked again at its
+    cursor, and the frames before the oldest mark go.  So a publish and a read do no
+    work for other readers, a reader is looked at about once per ``max_buffer`` bytes
+    published, and the log holds at most ``max_buffer`` bytes and one frame before its
+    newest frame.
     """
 
     __slots__ = (
         "alone",
         "bytes",
         "channels",
-        "cursors",
         "end",
         "first",
         "floor",
         "frames",
+        "heap",
+        "marks",
         "max_buffer",
+        "taken",
         "times",
         "wakes",
     )
@@ -725,8 +734,10 @@ class FrameLog:
         self.first = 0
         self.end = 0
         self.bytes = 0  # of every frame ever appended
-        self.floor = 0  # ``bytes`` at the oldest reader's position
-        self.cursors: dict[int, dict[ServerStream, None]] = {}
+        self.floor = 0  # ``bytes`` before the oldest mark
+        self.marks: dict[int, dict[ServerStream, None]] = {}
+        self.taken: dict[int, int] = {}
+        self.heap: list[int] = []
         self.wakes: dict[ServerStream, Wake] = {}  # the readers that have one
 
     def append(self, data: bytes, now: float) -> list[ServerStream]:
@@ -737,39 +748,63 @@ class FrameLog:
         self.end += 1
         self.bytes += len(data)
         if self.bytes - self.floor > self.max_buffer:
-            return self._drop_slow()
+            return self._settle()
         return []
 
-    def _drop_slow(self) -> list[ServerStream]:
-        """The readers more than ``max_buffer`` bytes behind, oldest first: "slow", as
-        _queue() makes a stream whose non-empty queue a frame takes past max_buffer
-        (so a reader with one frame queued, however big, is not)."""
-        slow: list[ServerStream] = []
-        cursors = self.cursors
-        while cursors:
-            position = next(iter(cursors))
-            if self.end - position < 2 or self.bytes - self.floor <= self.max_buffer:
-                break
-            for stream in cursors.pop(position):
-                self.wakes.pop(stream, None)
-                _detach(stream, slow=True)
-                slow.append(stream)
-            self._trim()
-        return slow
-
-    def _trim(self) -> None:
-        """Forget the frames before the oldest reader's position."""
-        cursors = self.cursors
-        if cursors:
-            position = next(iter(cursors))
-            self.floor = next(iter(cursors[position]))._taken
+    def mark(self, stream: ServerStream, position: int, taken: int) -> None:
+        """Mark ``stream`` at ``position``, with ``taken`` bytes before it."""
+        readers = self.marks.get(position)
+        if readers is None:
+            self.marks[position] = {stream: None}
+            self.taken[position] = taken
+            heappush(self.heap, position)
         else:
-            position = self.end
-            self.floor = self.bytes
-        drop = position - self.first
-        del self.frames[:drop]
-        del self.times[:drop]
-        self.first = position
+            readers[stream] = None
+        stream._mark = position
+
+    def unmark(self, stream: ServerStream) -> None:
+        """Forget ``stream``'s mark (its position stays in the heap until popped)."""
+        position = stream._mark
+        readers = self.marks[position]
+        del readers[stream]
+        if not readers:
+            del self.marks[position]
+            del self.taken[position]
+
+    def _settle(self) -> list[ServerStream]:
+        """Look at the readers of the oldest marks while they are more than
+        ``max_buffer`` behind: "slow" as _queue() makes a stream whose non-empty queue a
+        frame takes past max_buffer (so one frame, however big, on an empty queue is
+        not), else marked again at their cursors; then forget the frames before the
+        oldest mark."""
+        slow: list[ServerStream] = []
+        marks, heap = self.marks, self.heap
+        while heap:
+            position = heap[0]
+            readers = marks.get(position)
+            if readers is None:  # stale: its readers left or were marked again
+                heappop(heap)
+                continue
+            if self.bytes - self.taken[position] <= self.max_buffer:
+                break
+            if self.end - position < 2:  # one frame behind: nobody is slow yet
+                break
+            heappop(heap)
+            del marks[position]
+            del self.taken[position]
+            for stream in readers:
+                if self.end - stream._cursor < 2 or self.bytes - stream._taken <= self.max_buffer:
+                    self.mark(stream, stream._cursor, stream._taken)
+                else:
+                    self.wakes.pop(stream, None)
+                    _detach(stream, slow=True)
+                    slow.append(stream)
+        first = heap[0] if heap else self.end
+        self.floor = self.taken[first] if heap else self.bytes
+        del self.frames[: first - self.first]
+        del self.times[: first - self.first]
+        self.first = first
+        return slow
 
     def __reduce__(self) -> tuple[object, ...]:
         raise TypeError("a FrameLog is not pickled: a Hub pickles its readers on their own")
@@ -793,21 +828,33 @@ class _Reader(ServerStream):
 
     @property
     def deadline(self) -> float | None:
-        if self._seen != self._log.end:
-            _sync(self)
+        _sync(self)
         return super().deadline
 
     def data_to_send(self, now: float) -> bytes:
-        if self._seen != self._log.end:
-            _sync(self)
+        log = self._log
+        end = log.end
         clock = self._clock
+        if self._seen != end:  # _sync(), inline (the rule is written there)
+            times = log.times
+            latest = clock.latest
+            if self._due_at is None:
+                published = times[self._seen - log.first]
+                self._due_at = published if published > latest else latest
+            if times[-1] > latest:
+                clock.latest = times[-1]
+            self._seen = end
         if type(now) is float and clock.latest <= now < _INFINITY:
             clock.latest = now
         else:
             now = clock.read(now, "data_to_send")
         if self._due_at is not None:  # (due: no later than a publish it saw, <= now)
+            out = b"".join(log.frames[self._cursor - log.first :])
+            self._cursor = end
+            self._taken = log.bytes
+            self._due_at = None
             self._unsaid = now
-            return _take(self)
+            return out
         return super().data_to_send(now)
 
     def send(
@@ -844,42 +891,41 @@ class _Reader(ServerStream):
 
 
 # What a reader of a FrameLog holds on its instance: its log; the position of the next
-# frame it reads, and the log's bytes before it; the position it last looked up to.
-_READING = ("_log", "_cursor", "_taken", "_seen")
+# frame it reads, and the log's bytes before it; the position it last looked up to; its
+# mark in the log.
+_READING = ("_log", "_cursor", "_taken", "_seen", "_mark")
 
 
-def join(log: FrameLog, stream: ServerStream, wake: Wake | None) -> None:
-    """Make ``stream`` read ``log`` from its end: a Hub's subscriber, open, with nothing
-    queued, no coalescing and the policy "disconnect" (its queue's rules are then the
-    log's)."""
-    del stream._size  # (the reader's: the log's bytes past its cursor)
-    stream._log = log
-    stream._cursor = stream._seen = log.end
-    stream._taken = log.bytes
-    stream.__class__ = _Reader
-    readers = log.cursors.get(log.end)
-    if readers is None:
-        log.cursors[log.end] = {stream: None}
-    else:
-        readers[stream] = None
+def join(log: FrameLog, stream: ServerStream, wake: Wake | None) -> ServerStream:
+    """The reader of ``log`` from its end that takes the place of ``stream``: a Hub's
+    new subscriber, open, with nothing queued, no coalescing and the policy
+    "disconnect" (its queue's rules are then the log's).
+
+    A new object, not ``stream`` with its class changed: an object whose class changed
+    keeps its attributes in a dict of its own, which makes every attribute read about
+    three times slower; a reader made by its class shares its class's key layout.
+    """
+    reader = _Reader.__new__(_Reader)
+    for name, value in vars(stream).items():
+        if name != "_size":  # (the reader's: the log's bytes past its cursor)
+            setattr(reader, name, value)
+    reader._log = log
+    reader._cursor = reader._seen = log.end
+    reader._taken = log.bytes
+    log.mark(reader, log.end, log.bytes)
     if wake is not None:
-        log.wakes[stream] = wake
+        log.wakes[reader] = wake
+    return reader
 
 
 def leave(stream: ServerStream) -> FrameLog:
     """Take a reader off its log, with what it has not read as its own queue (a plain
-    ServerStream again); the log."""
+    ServerStream again); the log (its frames go at its next _settle(), or with it)."""
     log = stream._log
     assert log is not None  # (a reader's)
-    position = stream._cursor
-    readers = log.cursors[position]
-    del readers[stream]
+    log.unmark(stream)
     log.wakes.pop(stream, None)
     _detach(stream, slow=False)
-    if not readers:
-        del log.cursors[position]
-        if position == log.first:
-            log._trim()
     return log
 
 
@@ -890,8 +936,8 @@ def _alone(stream: _Reader) -> None:
 
 
 def _detach(stream: ServerStream, *, slow: bool) -> None:
-    """A reader, off its log's cursors, made a plain ServerStream: with what it has not
-    read as its own queue, or "slow" with none."""
+    """A reader, unmarked, made a plain ServerStream: with what it has not read as its
+    own queue, or "slow" with none."""
     _sync(stream)
     log = stream._log
     assert log is not None  # (a reader's)
@@ -928,27 +974,3 @@ def _sync(stream: ServerStream) -> None:
     if times[-1] > latest:
         clock.latest = times[-1]
     stream._seen = log.end
-
-
-def _take(stream: _Reader) -> bytes:
-    """Hand out what the reader has not read, and move it to the log's end."""
-    log = stream._log
-    cursor = stream._cursor
-    end = log.end
-    out = b"".join(log.frames[cursor - log.first :])
-    cursors = log.cursors
-    readers = cursors[cursor]
-    del readers[stream]
-    newest = cursors.get(end)
-    if newest is None:
-        cursors[end] = {stream: None}
-    else:
-        newest[stream] = None
-    stream._cursor = end
-    stream._taken = log.bytes
-    stream._due_at = None
-    if not readers:
-        del cursors[cursor]
-        if cursor == log.first:
-            log._trim()
-    return out

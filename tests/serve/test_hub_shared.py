@@ -143,40 +143,45 @@ def test_readers_at_different_paces_each_get_every_frame_once(conn_cls: Any) -> 
     assert got[0] == got[1] == got[2] == [f"e{n}" for n in range(60)]
 
 
-def test_the_log_keeps_what_its_slowest_reader_has_not_read_no_more() -> None:
-    hub = Hub(max_buffer=10_000, now=0.0)
-    fast, slow = hub.subscribe(0.0), hub.subscribe(0.0)
+def test_the_log_holds_at_most_max_buffer_and_a_frame(conn_cls: Any) -> None:
+    frame = serialize(Event(data="e00"))
+    hub = Hub(max_buffer=10 * len(frame), now=0.0)
+    fast, steady = hub.subscribe(0.0), hub.subscribe(0.0)
     log = shared_log(hub)
-    frame = serialize(Event(data="x"))
-    for _ in range(5):
-        hub.publish(Event(data="x"), 0.0)
+    got: list[str] = []
+    for n in range(100):
+        hub.publish(Event(data=f"e{n:02}"), 0.0)
         fast.data_to_send(0.0)
-    assert log.frames == [frame] * 5  # the slow reader needs all of them
-    assert (slow.buffered, fast.buffered) == (5 * len(frame), 0)
-    slow.data_to_send(0.0)
-    assert log.frames == []  # both read everything: nothing is kept
-    hub.publish(Event(data="x"), 0.0)
-    hub.publish(Event(data="x"), 0.0)
-    slow.data_to_send(0.0)
-    assert log.frames == [frame] * 2  # now the fast one lags
-    hub.unsubscribe(fast)
-    assert log.frames == []
-    assert fast.data_to_send(0.0) == frame * 2  # a reader that leaves takes its frames
+        if n % 7 == 6:  # never more than 7 frames behind: never slow
+            got += parsed(conn_cls, steady.data_to_send(0.0))
+        assert sum(map(len, log.frames)) <= 11 * len(frame)
+        assert len(log.frames) == log.end - log.first
+    got += parsed(conn_cls, steady.data_to_send(0.0))
+    assert got == [f"e{n:02}" for n in range(100)]
+    assert hub.subscribers == (fast, steady)
 
 
-def test_a_reader_leaving_from_the_middle_of_the_log_trims_nothing_others_need() -> None:
-    hub = Hub(max_buffer=10_000, now=0.0)
-    first, middle, last = hub.subscribe(0.0), hub.subscribe(0.0), hub.subscribe(0.0)
-    hub.publish(Event(data="a"), 0.0)
-    middle.data_to_send(0.0)
-    last.data_to_send(0.0)
-    hub.publish(Event(data="b"), 0.0)
-    last.data_to_send(0.0)
-    hub.unsubscribe(middle)  # alone at its position, but not the oldest
-    assert len(shared_log(hub).frames) == 2
-    assert middle.data_to_send(0.0) == b"data: b\n\n"
-    assert first.data_to_send(0.0) == b"data: a\n\ndata: b\n\n"
-    assert shared_log(hub).frames == []
+def test_readers_leaving_from_anywhere_in_the_log_take_their_frames(conn_cls: Any) -> None:
+    frame = serialize(Event(data="e00"))
+    hub = Hub(max_buffer=4 * len(frame), now=0.0)
+    first = hub.subscribe(0.0)
+    hub.publish(Event(data="e00"), 0.0)
+    middle = hub.subscribe(0.0)  # marked after the first frame
+    hub.publish(Event(data="e01"), 0.0)
+    last = hub.subscribe(0.0)
+    hub.publish(Event(data="e02"), 0.0)
+    hub.unsubscribe(middle)  # its mark goes; the log's memory waits for a publish
+    assert parsed(conn_cls, middle.data_to_send(0.0)) == ["e01", "e02"]
+    assert parsed(conn_cls, first.data_to_send(0.0)) == ["e00", "e01", "e02"]
+    got = []
+    for n in range(3, 30):
+        hub.publish(Event(data=f"e{n:02}"), 0.0)
+        got += parsed(conn_cls, first.data_to_send(0.0))
+        if n % 3 == 0:
+            hub.unsubscribe(last)  # (unsubscribed once; then ignored)
+    assert got == [f"e{n:02}" for n in range(3, 30)]
+    assert parsed(conn_cls, last.data_to_send(0.0)) == ["e02", "e03"]
+    assert len(shared_log(hub).frames) <= 5
 
 
 def test_a_slow_reader_is_dropped_from_the_log_and_its_memory_goes_with_it() -> None:
@@ -275,6 +280,9 @@ def test_the_deadline_sees_frames_published_since_the_last_look() -> None:
     hub.publish(Event(data="c"), 4.0)
     with pytest.raises(ValueError, match="backwards"):
         stream.data_to_send(3.5)  # the stream's clock saw the publish at 4.0
+    assert stream.deadline == 4.0
+    hub.publish(Event(data="d"), 5.0)
+    assert stream.data_to_send(5.0) == b"data: c\n\ndata: d\n\n"
 
 
 def test_a_reader_whose_clock_ran_ahead_is_due_at_its_own_time() -> None:
@@ -337,7 +345,7 @@ def test_who_shares_a_log_and_who_is_served_alone() -> None:
     hub.subscribe(0.0, channels=["a"], may_read=anyone)  # may_read: alone
     hub.subscribe(0.0, last_event_id="unknown")  # a gap queued first: alone
     assert list(hub._groups) == [frozenset({"a"})]
-    assert len(shared_log(hub, ["a"]).cursors[0]) == 2
+    assert len(shared_log(hub, ["a"]).marks[0]) == 2
     assert len(hub._exact["a"]) == 3  # the log and the two served alone
     policies: list[Literal["drop-oldest", "conflate"]] = ["drop-oldest", "conflate"]
     for policy in policies:
