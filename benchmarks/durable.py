@@ -2,7 +2,7 @@
 item 8): ratios in one run.
 
 Run ``python benchmarks/durable.py`` (``--messages N``, ``--rounds N``, ``--quick``,
-``--server-rounds N``, ``--no-servers``).
+``--server-rounds N``, ``--no-servers``, ``--callgrind``).
 
 - **append/in-process**: ``DurableStreams.append(path, body, now)``, the in-process
   producer's append of 1 KiB onto the memory store (the same checks and write as a
@@ -30,17 +30,30 @@ Timing: CPU time of this thread (``time.thread_time()``) for the in-process pair
 time for the servers; the cases interleaved round-robin with the order rotating; the
 median of the rounds per case; a ratio is two medians of the same run.  Each pair is
 first checked to produce the same bytes.  On a shared machine expect 10-20 % noise.
+
+``--callgrind`` adds the append pairs in instructions per append, which repeat to a
+few in a million: each case runs in a process of its own under ``valgrind
+--tool=callgrind --toggle-collect=functools_reduce``, twice untimed and then once
+inside ``functools.reduce()`` (the only code counted), with ``PYTHONHASHSEED=0`` and
+glibc's ``MALLOC_MMAP_THRESHOLD_=131072``.  The fixed threshold matters: otherwise
+glibc raises it after the first large ``free()``, and whether a growing ``bytearray``
+is copied on each ``realloc()`` (tripling the floor) then depends on what the process
+did before.  With it, every ``bytearray`` over 128 KiB grows by ``mremap()``, alike in
+each case.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -110,6 +123,38 @@ def append_cases(messages: int, size: int = 1024) -> dict[str, Case]:
         "append: floor": floor,
         "append: api floor": api_floor,
     }
+
+
+def callgrind_inner(name: str, messages: int) -> None:
+    """The process under valgrind: the append case ``name``, twice untimed (imports,
+    specialisation), then once inside ``functools.reduce()``, the only code counted."""
+    case = append_cases(messages)[name]
+    case()
+    case()
+    functools.reduce(lambda _, __: case(), [None, None])
+
+
+def callgrind_counts(messages: int) -> dict[str, float] | None:
+    """Instructions per append of each append case (None without valgrind)."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        print("(callgrind: valgrind is not installed)")
+        return None
+    env = {**os.environ, "PYTHONHASHSEED": "0", "MALLOC_MMAP_THRESHOLD_": "131072"}
+    counts = {}
+    for name in append_cases(1):
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "callgrind.out"
+            command = [valgrind, "--tool=callgrind", "--collect-atstart=no"]
+            command += ["--toggle-collect=functools_reduce", f"--callgrind-out-file={out}"]
+            command += [sys.executable, __file__, "--callgrind-case", name]
+            command += ["--messages", str(messages)]
+            subprocess.run(command, env=env, capture_output=True, check=True)
+            total = re.search(r"^(?:summary|totals):\s*(\d+)", out.read_text(), re.MULTILINE)
+            if total is None:
+                raise SystemExit(f"no instruction total in callgrind's output for {name}")
+            counts[name] = int(total.group(1)) / messages
+    return counts
 
 
 def read_cases(size: int, repeat: int) -> dict[str, Case]:
@@ -287,7 +332,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="few messages, few rounds")
     parser.add_argument("--no-servers", action="store_true", help="in-process pairs only")
     parser.add_argument("--server-rounds", type=int, default=5, help="rounds per server pair")
+    parser.add_argument("--callgrind", action="store_true", help="instructions per append too")
+    parser.add_argument("--callgrind-case", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    if options.callgrind_case:
+        callgrind_inner(options.callgrind_case, options.messages)
+        return 0
     if options.quick:
         options.server_rounds = 1
     messages, rounds = (50, 1) if options.quick else (options.messages, options.rounds)
@@ -298,6 +348,12 @@ def main(argv: list[str] | None = None) -> int:
     _row("append/in-process", append["append: in-process"] / messages, floor, "<= 3x")
     _row("append", core, floor, "(none)")
     _row("append/api", core, append["append: api floor"] / messages, "(none)")
+    counts = callgrind_counts(messages) if options.callgrind else None
+    if counts is not None:
+        core, floor = counts["append: core"], counts["append: floor"]
+        _count("append/in-process", counts["append: in-process"], floor, "<= 3x")
+        _count("append", core, floor, "(none)")
+        _count("append/api", core, counts["append: api floor"], "(none)")
     repeat = 2 if options.quick else 20
     read = timed(read_cases(1 << 20, repeat), rounds, time.thread_time)
     _row("read", read["read: core"] / repeat, read["read: floor"] / repeat, "<= 2x")
@@ -316,6 +372,10 @@ def _row(name: str, path: float, floor: float, target: str) -> None:
     print(
         f"{name:<17} {path * 1e6:>10.2f}us {floor * 1e6:>10.2f}us {path / floor:>6.2f}x  {target}"
     )
+
+
+def _count(name: str, path: float, floor: float, target: str) -> None:
+    print(f"{name:<17} {path:>10,.0f}in {floor:>10,.0f}in {path / floor:>6.2f}x  {target}")
 
 
 if __name__ == "__main__":
