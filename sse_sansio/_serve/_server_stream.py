@@ -62,6 +62,20 @@
 #   identity, so a slot that outlived a hand-out never blanks a stranger); blanks are
 #   squeezed out once they outnumber the frames.  Past ``max_buffer`` with one frame
 #   per key the stream turns "slow", as with "disconnect".
+#
+# A shared log (issue 40, item 8; FrameLog, join() and _Reader at the end): the Hub's
+# common subscribers ("disconnect", no coalescing) read one list of frames by their own
+# cursors, so a publish appends once for all of them.  A reader is a _Reader, a
+# ServerStream whose queue is the log past its cursor (``_size`` a property: the pump
+# reads it), made as a new object in place of the new subscriber's stream (a stream
+# whose class changed reads its attributes three times slower).  With coalesce_delay 0,
+# deliver() made the first frame queued on an empty queue due at its publish (or at the
+# stream's own later time), and a later one changed nothing but the clock, so _sync()
+# works the due time and the clock out from the log's times when the reader next looks;
+# and a frame takes a queue past max_buffer, "slow", exactly when the reader is two
+# frames or more and more than max_buffer bytes behind, which the log checks against
+# its oldest marks at each publish (FrameLog's docstring).  Leaving (unsubscribe, an
+# own send or end, "slow") turns the reader back into a plain ServerStream.
 
 from __future__ import annotations
 
