@@ -5,9 +5,10 @@ The reference is the POST path itself, over a memory store without its shortcut
 (``append_bytes``: every append a plan judged by ``decide_append``): Hypothesis drives
 one set of streams by POST requests (:meth:`DurableStreams.handle`) and a twin, over a
 whole memory store, by :meth:`DurableStreams.append` with the same steps on the same
-clock, and each step must give the same answer (the
-tail the POST's ``Stream-Next-Offset`` names, or the same status), the same wake-ups
-(the stores' subscribers), and at the end the same bytes, tail and closure.  The
+clock, and each step must give the same answer (the tail the POST's
+``Stream-Next-Offset`` names, or the same status), the same wake-ups (the stores'
+subscribers), and at the end the same bytes, tail and closure.  A third twin takes the
+same POSTs over a whole memory store: handle()'s shortcut must answer them alike.  The
 expectations of the other tests are read from PROTOCOL.md (sections named), as in
 test_durable_protocol.py.
 """
@@ -125,24 +126,28 @@ def heard(store: MemoryStore) -> list[str]:
 def test_append_answers_as_a_post_does(
     stream_type: str | None, ttl: str | None, initial: bytes, steps: Sequence[Step]
 ) -> None:
-    stores = PlansOnly(), MemoryStore()
-    by_post, by_append = (DurableStreams(store) for store in stores)
-    post_heard, append_heard = heard(stores[0]), heard(stores[1])
+    stores = PlansOnly(), MemoryStore(), MemoryStore()
+    by_post, by_append, by_fast_post = (DurableStreams(store) for store in stores)
+    post_heard, append_heard, fast_heard = (heard(store) for store in stores)
+    twins = (by_post, by_append, by_fast_post)
     if stream_type is not None:
         body = b"[0]" if stream_type == "application/json" else initial
-        for ds in (by_post, by_append):
+        for ds in twins:
             put(ds, stream_type, body, **({} if ttl is None else {"Stream_TTL": ttl}))
     now = NOW
     for kind, data, content_type, close, producer, stream_seq, wait in steps:
         now += wait
         if kind == "delete":
-            for ds in (by_post, by_append):
+            for ds in twins:
                 ds.handle(Request("DELETE", PATH), now)
             stream_type = None
             continue
         headers = post_headers(stream_type, content_type, close, producer, stream_seq)
         posted = by_post.handle(Request("POST", PATH, headers, "", data), now)
         assert isinstance(posted, Response)
+        # handle()'s plainest POST takes the store's shortcut: the same response.
+        fast = by_fast_post.handle(Request("POST", PATH, headers, "", data), now)
+        assert fast == posted
         try:
             tail: int | AppendRefused = by_append.append(
                 PATH, data, now, content_type, close, producer, stream_seq
@@ -155,7 +160,7 @@ def test_append_answers_as_a_post_does(
         else:
             assert isinstance(tail, AppendRefused), (posted.status, tail)
             assert tail.status == posted.status, (posted.body, str(tail))
-        assert append_heard == post_heard  # the same wake-ups, step by step
+        assert append_heard == post_heard == fast_heard  # the same wake-ups, step by step
         if posted.changed is not None:
             assert post_heard[-1] == PATH
     for method in ("GET", "HEAD"):
