@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -84,11 +84,14 @@ async def _respond(
     await response.prepare(request)
     poll = _POLL if options.keepalive is None else min(options.keepalive, _POLL)
 
-    async def disconnected() -> None:
-        while (transport := request.transport) is not None and not transport.is_closing():
-            await asyncio.sleep(poll)
+    def listen() -> Awaitable[None]:
+        return asyncio.sleep(poll)
 
-    outcome = await start.pump.run(response.write, disconnected)
+    def gone(_: None) -> bool:
+        transport = request.transport
+        return transport is None or transport.is_closing()
+
+    outcome = await start.pump.run(response.write, listen, gone)
     if outcome == "ended":
         await response.write_eof()
     elif request.transport is not None:

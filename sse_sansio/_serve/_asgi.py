@@ -71,21 +71,21 @@ _DEFAULT_RAW = _encoded(None)
 
 
 class _Conversation:
-    """One request's ASGI messages, as the pump writes and watches them (a slotted
-    object: two closures held for the life of a response cost more, issue 40, item 8)."""
+    """One request's body messages, as the pump writes them (a slotted object: a
+    closure held for the life of a response costs more, issue 40, item 8)."""
 
-    __slots__ = ("receive", "send")
+    __slots__ = ("send",)
 
-    def __init__(self, receive: Receive, send: Send) -> None:
-        self.receive = receive
+    def __init__(self, send: Send) -> None:
         self.send = send
 
     def write(self, data: bytes) -> Awaitable[None]:
         return self.send({"type": "http.response.body", "body": data, "more_body": True})
 
-    async def disconnected(self) -> None:
-        while (await self.receive())["type"] != "http.disconnect":
-            pass
+
+def _gone(message: Message) -> bool:
+    """Whether a message of ``receive()`` says the client is gone."""
+    return bool(message["type"] == "http.disconnect")
 
 
 class _Served(_Base):
@@ -122,7 +122,7 @@ class _Served(_Base):
         raise NotImplementedError
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        talk = _Conversation(receive, send)
+        talk = _Conversation(send)
         watch_shutdown()
         start = self._start(cursor(scope, self._options.query_cursor))
         headers = self._shared if self._raw is None else self._raw
@@ -131,7 +131,7 @@ class _Served(_Base):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         else:
             await send({"type": "http.response.start", "status": start.status, "headers": headers})
-            outcome = await start.pump.run(talk.write, talk.disconnected)
+            outcome = await start.pump.run(talk.write, receive, _gone)
             if outcome == "ended":
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
             else:  # left incomplete on purpose: the server's own line may be dropped

@@ -3,8 +3,9 @@
 # One ServerStream, and as few tasks and frames as an idle response can hold (issue 40,
 # item 8: at most 4 KB over a raw ASGI app):
 # - the adapter's own task (the ASGI app, the aiohttp handler) runs the pump and
-#   awaits the client's disconnect itself (``disconnected()``: ASGI's ``receive()``
-#   until ``http.disconnect``); it is interrupted (a cancellation it takes back) only
+#   awaits the client's disconnect itself (``listen()`` until ``gone(what it
+#   returned)``: ASGI's ``receive()`` until ``http.disconnect``, in run()'s own frame,
+#   no coroutine of its own); it is interrupted (a cancellation it takes back) only
 #   when the response is over, and then finishes it (a stop's last whole frames);
 # - writing is done by whoever queues: an event queued while no write is pending (by
 #   the feeder, or a publish through wake()) is written right there, the write's first
@@ -41,7 +42,7 @@
 #
 # Stops: the stream ends (the end and the last bytes written), turns "slow" (the feeder
 # or the hub sees it, even while a write the client never reads is pending: that write
-# is cancelled), the client disconnects (``disconnected()`` returns, or a write fails
+# is cancelled), the client disconnects (``listen()`` says so, or a write fails
 # with an OSError), or the server stops the connection (``max_lifetime`` passed, or
 # the server shuts down: stop_all()): then what is queued goes out, whole frames only, and
 # the response ends as a cut, so the client resumes, while the stream goes on.  After
@@ -103,7 +104,8 @@ Item = Event | Comment | bytes
 Source = AsyncIterable[Item] | Iterable[Item]
 Outcome = Literal["ended", "cut", "slow", "disconnected", "stopped"]
 Write = Callable[[bytes], Awaitable[None]]
-Disconnected = Callable[[], Coroutine[Any, Any, None]]
+Listen = Callable[[], Awaitable[Any]]  # the adapter's next word from the client
+Gone = Callable[[Any], bool]  # whether that word says the client is gone
 
 #: The logger of the serving adapters (one line per cut).
 LOG = logging.getLogger("sse_sansio.serve")
@@ -224,7 +226,7 @@ class Pump:
     """Run one response: write what its stream hands out, fed by a source or a hub.
 
     Tasks (issue 40, item 8: an idle response holds the fewest): the adapter's own task
-    runs :meth:`run`, which awaits the client's disconnect itself (``disconnected()``)
+    runs :meth:`run`, which awaits the client's disconnect itself (``listen()``)
     and is interrupted only when the response is over; a source has its feeder task;
     a write that must wait has a Task of its own while it waits; nothing else.
 
@@ -336,8 +338,9 @@ class Pump:
         """End the response as a cut after its whole frames; the stream goes on."""
         self._halt("stopped")
 
-    async def run(self, write: Write, disconnected: Disconnected) -> Outcome:
-        """Pump until the stream ends, the client is gone or the server stops it."""
+    async def run(self, write: Write, listen: Listen, gone: Gone) -> Outcome:
+        """Pump until the stream ends, the client is gone (``gone(await listen())``)
+        or the server stops it."""
         self._writer = writer = cast("asyncio.Task[Any]", asyncio.current_task())
         self._write = write
         feeder = None
@@ -351,7 +354,8 @@ class Pump:
             if not self._ending():
                 self._waiting = True
                 try:
-                    await disconnected()  # the client is gone
+                    while not gone(await listen()):
+                        pass  # (the client is not gone: listen again)
                 except asyncio.CancelledError:
                     # Ours (the response is over) is taken back; any other goes on.
                     if not self._interrupted or writer.uncancel():
