@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -34,6 +35,7 @@ from sse_sansio.durable import (
     encode_offset,
 )
 from tests.durable.test_durable_asgi import GUARD, Client
+from tests.helpers.redis_server import RedisServer, redis_servers
 
 NOW = 1_800_000_000.0
 PATH = "/v1/stream/s"
@@ -324,6 +326,30 @@ def test_subscribers_hear_every_change_and_nothing_else() -> None:
     ds.handle(Request("DELETE", PATH), NOW)  # soft: a fork reads it
     ds.handle(Request("DELETE", PATH + "-f"), NOW)
     assert changes == [PATH] * 4 + [PATH + "-f", PATH, PATH + "-f"] == also
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    yield from redis_servers()
+
+
+@pytest.mark.slow  # a redis-server
+def test_over_redis_the_same_answers(redis_server: RedisServer) -> None:
+    from sse_sansio.durable import RedisStore
+
+    answers = []
+    redis = RedisStore(redis_server.client(), prefix=f"t{uuid.uuid4().hex[:8]}:")
+    for ds in (DurableStreams(redis), DurableStreams(MemoryStore())):  # plans; a shortcut
+        put(ds, "text/plain")
+        got: list[object] = [ds.append(PATH, b"ab", NOW)]
+        got.append(ds.append(PATH, b"c", NOW, "text/plain", producer=("p", 0, 0)))
+        got.append(ds.append(PATH, b"c", NOW, producer=("p", 0, 0)))  # a retry: once
+        got.append(ds.append(PATH, b"", NOW, close=True))
+        refused = refusal(ds, b"x", NOW)
+        assert refused.outcome is not None
+        got += [refused.status, refused.outcome.verdict, get(ds).body]
+        answers.append(got)
+    assert answers[0] == answers[1] == [2, 3, 3, 3, 409, "closed", b"abc"]
 
 
 def test_the_store_is_fixed_at_construction() -> None:
