@@ -125,7 +125,9 @@ class _Served(_Base):
         talk = _Conversation(send)
         watch_shutdown()
         start = self._start(cursor(scope, self._options.query_cursor))
-        headers = self._shared if self._raw is None else self._raw
+        # A list: Starlette's BaseHTTPMiddleware makes the message's headers the
+        # raw_headers of the response it hands its dispatch(), which may edit them.
+        headers = list(self._shared) if self._raw is None else self._raw
         if start.status == 204:
             await send({"type": "http.response.start", "status": 204, "headers": headers})
             await send({"type": "http.response.body", "body": b"", "more_body": False})

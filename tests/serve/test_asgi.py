@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import httpx
 import pytest
 from starlette.responses import Response
 
@@ -363,3 +364,38 @@ def test_importing_sse_sansio_imports_no_framework() -> None:
     code = f"import sys, sse_sansio; print([m for m in {frameworks} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_starlette_middleware_may_set_a_header_on_the_response() -> None:
+    # BaseHTTPMiddleware hands dispatch() a response whose raw_headers are the start
+    # message's headers: they must be a list it can edit.
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+    from starlette.requests import Request
+    from starlette.responses import Response as StarletteResponse
+    from starlette.routing import Route
+
+    class Tag(BaseHTTPMiddleware):
+        async def dispatch(
+            self, request: Request, call_next: RequestResponseEndpoint
+        ) -> StarletteResponse:
+            response = await call_next(request)
+            response.headers["x-tagged"] = "1"
+            return response
+
+    async def endpoint(request: Request) -> EventStreamResponse:
+        return EventStreamResponse(events("a"))
+
+    app = Starlette(routes=[Route("/", endpoint)], middleware=[Middleware(Tag)])
+
+    async def main() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            return await asyncio.wait_for(client.get("/"), GUARD)
+
+    response = asyncio.run(main())
+    assert response.status_code == 200
+    assert response.headers["x-tagged"] == "1"
+    assert response.headers["content-type"] == "text/event-stream; charset=utf-8"
+    assert response.text == "data: a\n\n"
