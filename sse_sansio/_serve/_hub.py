@@ -18,7 +18,9 @@
 # 1,000 deque appends): the common subscriber's frames need no work of its own (policy
 # "disconnect", no may_read, no coalescing, nothing replayed into its queue first), so
 # the subscribers that read the same channels share one FrameLog (``_groups``, routed
-# like one subscriber): a publish appends the bytes and the time once to each target
+# like one subscriber; made for the second of them, as a log of one reader costs more
+# memory than its own queue, about 1 KB, and saves nothing: the first, ``_solo``, stays
+# served alone, so a hub per response or a channel per user is as before): a publish appends the bytes and the time once to each target
 # log, and each reader's stream (a ServerStream still, made by join()) reads the log by
 # its own cursor in data_to_send(), working out lazily what deliver() would have done
 # to it: its due time, its clock, its "slow" turn (the log looks at its oldest readers
@@ -184,6 +186,9 @@ class Hub:
         self._exact: dict[str, Route] = {}
         self._patterns: dict[str, Route] = {}
         self._groups: dict[frozenset[str] | None, FrameLog] = {}  # channels -> shared log
+        # channels -> the one subscriber that could share a log, served alone until a
+        # second comes (a log of one reader costs more than it saves).
+        self._solo: dict[frozenset[str] | None, ServerStream] = {}
         # publish()'s shortcut: the exact-name index while nothing else routes (no
         # window, no pattern, nobody reading everything, not closed); else None.
         self._fast: dict[str, Route] | None = None if window is not None else self._exact
@@ -370,6 +375,8 @@ class Hub:
             if not log.marks:
                 self._ungroup(log)
             return
+        if self._solo.get(reader[0]) is stream:
+            del self._solo[reader[0]]
         self._unroute(stream, reader[0])
 
     # Routing.
@@ -382,11 +389,16 @@ class Hub:
         return plain and not stream._hold and not stream._size
 
     def _join(self, stream: ServerStream, reader: Reader) -> ServerStream:
-        """The reader of the shared log of its channels (made at need) that takes the
-        place of the new subscriber ``stream``."""
+        """The reader of the shared log of its channels that takes the place of the new
+        subscriber ``stream``; or ``stream`` itself, served alone, when it is the first
+        that could share one (the log is made for the second)."""
         names = reader[0]
         log = self._groups.get(names)
         if log is None:
+            if self._solo.pop(names, None) is None:
+                self._solo[names] = stream
+                self._route(stream, reader)
+                return stream
             log = self._groups[names] = FrameLog(names, self._max_buffer, self._alone)
             self._route(log, (names, None, None))
         return join(log, stream, reader[2])

@@ -41,6 +41,14 @@ def shared_log(hub: Hub, channels: list[str] | None = None) -> Any:
     return hub._groups[None if channels is None else frozenset(channels)]
 
 
+def solo(hub: Hub, **options: Any) -> ServerStream:
+    """The first subscriber of its channels that could share a log: it is served alone,
+    and the log is made for the second."""
+    stream = hub.subscribe(0.0, **options)
+    assert type(stream) is ServerStream
+    return stream
+
+
 def parsed(conn_cls: Any, data: bytes) -> list[str]:
     conn = conn_cls()
     conn.receive_data(data)
@@ -164,6 +172,7 @@ def test_the_log_holds_at_most_max_buffer_and_a_frame(conn_cls: Any) -> None:
 def test_readers_leaving_from_anywhere_in_the_log_take_their_frames(conn_cls: Any) -> None:
     frame = serialize(Event(data="e00"))
     hub = Hub(max_buffer=4 * len(frame), now=0.0)
+    solo(hub)
     first = hub.subscribe(0.0)
     hub.publish(Event(data="e00"), 0.0)
     middle = hub.subscribe(0.0)  # marked after the first frame
@@ -267,6 +276,7 @@ def test_a_wake_that_reads_and_unsubscribes_during_a_publish_is_safe() -> None:
 
 def test_the_deadline_sees_frames_published_since_the_last_look() -> None:
     hub = Hub(max_buffer=1000, now=0.0)
+    solo(hub)
     stream = hub.subscribe(0.0, keepalive=10.0)
     assert stream.deadline == 10.0
     hub.publish(Event(data="a"), 2.0)
@@ -287,6 +297,7 @@ def test_the_deadline_sees_frames_published_since_the_last_look() -> None:
 
 def test_a_reader_whose_clock_ran_ahead_is_due_at_its_own_time() -> None:
     hub = Hub(max_buffer=1000, now=0.0)
+    solo(hub)
     ahead = hub.subscribe(0.0)
     ahead.data_to_send(5.0)
     hub.publish(Event(data="a"), 1.0)
@@ -299,6 +310,7 @@ def test_a_reader_whose_clock_ran_ahead_is_due_at_its_own_time() -> None:
 
 def test_a_readers_own_send_end_or_resume_serves_it_alone_from_then_on() -> None:
     hub = Hub(max_buffer=1000, now=0.0)
+    alone = solo(hub, channels=["a"])
     sender, ender, resumer, stays = (hub.subscribe(0.0, channels=["a"]) for _ in range(4))
     hub.publish(Event(data="1"), 0.0, channel="a")
     sender.send(Event(data="own"), 0.0)
@@ -310,14 +322,15 @@ def test_a_readers_own_send_end_or_resume_serves_it_alone_from_then_on() -> None
     assert (ender.data_to_send(0.0), ender.state) == (b"data: 1\n\n", "ended")
     assert resumer.data_to_send(0.0) == b"data: 1\n\ndata: 2\n\n"
     assert stays.data_to_send(0.0) == b"data: 1\n\ndata: 2\n\n"
-    assert hub.subscribers == (sender, ender, resumer, stays)
-    for stream in (sender, ender, resumer, stays):
+    assert hub.subscribers == (alone, sender, ender, resumer, stays)
+    for stream in (alone, sender, ender, resumer, stays):
         hub.unsubscribe(stream)
     assert (hub._groups, hub._exact) == ({}, {})
 
 
 def test_a_readers_send_now_takes_it_off_the_log() -> None:
     hub = Hub(max_buffer=1000, now=0.0)
+    solo(hub)
     stream = hub.subscribe(0.0)
     hub.publish(Event(data="1"), 0.0)
     assert stream._send_now(Event(data="2"), 0.0) == b"data: 1\n\ndata: 2\n\n"
@@ -329,6 +342,7 @@ def test_a_readers_send_now_takes_it_off_the_log() -> None:
 def test_close_ends_shared_readers_after_their_frames() -> None:
     hub = Hub(max_buffer=1000, now=0.0)
     woken: list[str] = []
+    solo(hub)
     reader = hub.subscribe(0.0, wake=lambda: woken.append("r"))
     hub.publish(Event(data="last"), 0.0)
     hub.close(1.0, cut=True)
@@ -339,19 +353,40 @@ def test_close_ends_shared_readers_after_their_frames() -> None:
 
 def test_who_shares_a_log_and_who_is_served_alone() -> None:
     hub = Hub(max_buffer=1000, now=0.0)
-    hub.subscribe(0.0, channels=["a"])
-    hub.subscribe(0.0, channels=["a"], keepalive=5.0)  # keepalives are each stream's own
+    first = solo(hub, channels=["a"])  # alone while no other reads "a" alike
     hub.subscribe(0.0, channels=["a"], coalesce_delay=0.5)  # coalescing: alone
     hub.subscribe(0.0, channels=["a"], may_read=anyone)  # may_read: alone
     hub.subscribe(0.0, last_event_id="unknown")  # a gap queued first: alone
+    assert hub._groups == {}
+    hub.subscribe(0.0, channels=["a"])  # the second: the log is made
+    hub.subscribe(0.0, channels=["a"], keepalive=5.0)  # keepalives are each stream's own
     assert list(hub._groups) == [frozenset({"a"})]
     assert len(shared_log(hub, ["a"]).marks[0]) == 2
-    assert len(hub._exact["a"]) == 3  # the log and the two served alone
+    assert len(hub._exact["a"]) == 4  # the log and the three served alone
+    hub.unsubscribe(first)
+    hub.subscribe(0.0, channels=["b"])  # "b" has its first
+    assert list(hub._groups) == [frozenset({"a"})]
     policies: list[Literal["drop-oldest", "conflate"]] = ["drop-oldest", "conflate"]
     for policy in policies:
         other = Hub(max_buffer=1000, policy=policy, now=0.0)
         other.subscribe(0.0)
+        other.subscribe(0.0)
         assert other._groups == {}
+
+
+def test_the_first_is_alone_again_once_the_others_left() -> None:
+    hub = Hub(max_buffer=1000, now=0.0)
+    first = solo(hub)
+    hub.unsubscribe(first)
+    second = solo(hub)  # the first left before a second came: no log
+    third = hub.subscribe(0.0)
+    hub.unsubscribe(third)  # the log's last reader: the log goes
+    assert hub._groups == {}
+    fourth = solo(hub)  # a log of one reader would cost more than it saves
+    fifth = hub.subscribe(0.0)
+    assert type(fifth) is not ServerStream
+    hub.publish(Event(data="x"), 0.0)
+    assert [s.data_to_send(0.0) for s in (second, fourth, fifth)] == [b"data: x\n\n"] * 3
 
 
 # --- pickles -----------------------------------------------------------------------------
@@ -380,6 +415,7 @@ def test_a_hub_with_shared_logs_pickles_its_readers_with_their_own_frames() -> N
 
 def test_a_shared_log_itself_is_not_pickled() -> None:
     hub = Hub(max_buffer=1000, now=0.0)
+    hub.subscribe(0.0)
     hub.subscribe(0.0)
     with pytest.raises(TypeError, match="not pickled"):
         pickle.dumps(shared_log(hub))
