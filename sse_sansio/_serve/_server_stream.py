@@ -848,28 +848,24 @@ class _Reader(ServerStream):
     def data_to_send(self, now: float) -> bytes:
         log = self._log
         end = log.end
+        cursor = self._cursor
+        if cursor == end:  # nothing queued: the keepalive's turn, as a plain stream's
+            return super().data_to_send(now)
+        # Every frame queued is due: at its publish or the reader's own later time, which
+        # ``now`` is not before (so its due time need not be worked out, see _sync()).
         clock = self._clock
-        if self._seen != end:  # _sync(), inline (the rule is written there)
-            times = log.times
-            latest = clock.latest
-            if self._due_at is None:
-                published = times[self._seen - log.first]
-                self._due_at = published if published > latest else latest
-            if times[-1] > latest:
-                clock.latest = times[-1]
-            self._seen = end
-        if type(now) is float and clock.latest <= now < _INFINITY:
+        if type(now) is float and clock.latest <= now < _INFINITY and log.times[-1] <= now:
             clock.latest = now
         else:
+            _sync(self)
             now = clock.read(now, "data_to_send")
-        if self._due_at is not None:  # (due: no later than a publish it saw, <= now)
-            out = b"".join(log.frames[self._cursor - log.first :])
-            self._cursor = end
-            self._taken = log.bytes
-            self._due_at = None
-            self._unsaid = now
-            return out
-        return super().data_to_send(now)
+        frames = log.frames
+        out = frames[-1] if end - cursor == 1 else b"".join(frames[cursor - log.first :])
+        self._cursor = self._seen = end
+        self._taken = log.bytes
+        self._due_at = None
+        self._unsaid = now
+        return out
 
     def send(
         self, item: Event | Comment | bytes, now: float, *, urgent: bool = False
