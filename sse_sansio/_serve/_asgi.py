@@ -118,22 +118,24 @@ class _Served(_Base):
     def raw_headers(self, value: list[tuple[bytes, bytes]]) -> None:
         self._raw = value
 
+    def _head(self) -> list[tuple[bytes, bytes]]:
+        """The headers to send: a list, as Starlette's BaseHTTPMiddleware makes them the
+        raw_headers of the response it hands its dispatch(), which may edit them."""
+        return list(self._shared) if self._raw is None else self._raw
+
     def _start(self, cursor: str | None) -> Start:  # pragma: no cover - each class has its own
         raise NotImplementedError
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        talk = _Conversation(send)
         watch_shutdown()
         start = self._start(cursor(scope, self._options.query_cursor))
-        # A list: Starlette's BaseHTTPMiddleware makes the message's headers the
-        # raw_headers of the response it hands its dispatch(), which may edit them.
-        headers = list(self._shared) if self._raw is None else self._raw
-        if start.status == 204:
-            await send({"type": "http.response.start", "status": 204, "headers": headers})
+        status, pump = start.status, start.pump  # (no local held while idle but these)
+        del start
+        await send({"type": "http.response.start", "status": status, "headers": self._head()})
+        if status == 204:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         else:
-            await send({"type": "http.response.start", "status": start.status, "headers": headers})
-            outcome = await start.pump.run(talk.write, receive, _gone)
+            outcome = await pump.run(_Conversation(send).write, receive, _gone)
             if outcome == "ended":
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
             else:  # left incomplete on purpose: the server's own line may be dropped

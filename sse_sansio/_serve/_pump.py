@@ -240,8 +240,8 @@ class Pump:
 
     Deadlines (keepalive, coalescing, first_byte, max_lifetime) ring the pump's entry in
     the loop's deadlines (``_Timers``), which looks again (``_look``); it is kept while
-    the deadline only moves later (a keepalive deadline moves at each write), so a busy stream
-    re-arms it about once per deadline, not once per event.
+    the deadline only moves later (a keepalive deadline moves at each write), so a busy
+    stream re-arms it about once per deadline, not once per event.
 
     The end: ``_look`` sees the response is over (``_ending``: the stream ended and
     written, a stop, a failure) and interrupts the adapter's task (``_done``: a
@@ -354,15 +354,14 @@ class Pump:
             if not self._ending():
                 self._waiting = True
                 try:
-                    while not gone(await listen()):
+                    while not gone(await listen()) and not self._interrupted:
                         pass  # (the client is not gone: listen again)
                 except asyncio.CancelledError:
                     # Ours (the response is over) is taken back; any other goes on.
                     if not self._interrupted or writer.uncancel():
                         raise
                 else:
-                    self._waiting = False
-                    self._halt("disconnected")
+                    self._heard()
                 finally:
                     self._waiting = False
             self._live = False
@@ -385,6 +384,15 @@ class Pump:
             if feeder is not None:
                 await self._settle(feeder, outcome)
         return outcome
+
+    def _heard(self) -> None:
+        """listen() said the client is gone; or it returned although the response is
+        over (a listen() that swallowed the interruption: taken back all the same)."""
+        self._waiting = False
+        if self._interrupted:
+            cast("asyncio.Task[Any]", self._writer).uncancel()
+        else:
+            self._halt("disconnected")
 
     def _ending(self) -> bool:
         """Whether the response is over: a failure to raise, a stop, or the stream

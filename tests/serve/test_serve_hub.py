@@ -9,6 +9,7 @@ Wall-clock-free: every wait is for a fact, under a generous guard.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import threading
@@ -976,3 +977,26 @@ def test_an_entry_cancelled_by_an_earlier_ring_of_the_same_turn_does_not_ring() 
         return log
 
     assert len(asyncio.run(main())) == 1
+
+
+def test_a_receive_that_swallows_the_interruption_still_lets_the_response_end() -> None:
+    # A server's receive() that catches CancelledError and returns a message: the
+    # response, once over, ends all the same (and the app's task is not left cancelled).
+    class Swallowing(Client):
+        async def receive(self) -> Message:
+            if not self.requested:
+                return await super().receive()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.Event().wait()
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def main() -> Client:
+        client = Swallowing()
+        app = started(EventStreamResponse(events("a", "b")), client)
+        await asyncio.wait_for(asyncio.shield(app), GUARD)
+        assert not app.cancelling()  # (taken back)
+        return client
+
+    client = asyncio.run(main())
+    assert client.body() == b"data: a\n\ndata: b\n\n"
+    assert client.completed()
