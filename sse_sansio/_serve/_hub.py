@@ -475,11 +475,11 @@ class Hub:
         for stream, (_, may_read, wake) in tuple(targets.items()):
             if type(stream) is FrameLog:  # its readers' frames, once for all of them
                 slow = stream.append(data, now)
+                if slow:  # (let go before any wake-up runs: one may unsubscribe)
+                    self._dropped(stream, slow)
                 if stream.wakes:
                     for each in [*stream.wakes.values()]:
                         each()
-                if slow:
-                    self._dropped(stream, slow)
                 continue
             if may_read is not None and not self._may(stream, may_read, channel, item, now):
                 if stream.state != "open":  # may_read raised: cut, and its writer told

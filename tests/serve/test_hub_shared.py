@@ -419,3 +419,21 @@ def test_a_shared_log_itself_is_not_pickled() -> None:
     hub.subscribe(0.0)
     with pytest.raises(TypeError, match="not pickled"):
         pickle.dumps(shared_log(hub))
+
+
+def test_a_wake_may_unsubscribe_a_reader_the_same_publish_made_slow() -> None:
+    hub = Hub(max_buffer=20, now=0.0)
+    first = solo(hub)
+
+    def read_and_tidy() -> None:
+        fast.data_to_send(0.0)
+        if stalled.state == "slow":
+            hub.unsubscribe(stalled)  # already let go: ignored
+
+    fast = hub.subscribe(0.0, wake=read_and_tidy)
+    stalled = hub.subscribe(0.0)
+    for _ in range(2):
+        hub.publish(Event(data="x" * 10), 0.0)
+        first.data_to_send(0.0)
+    assert stalled.state == "slow"
+    assert hub.subscribers == (first, fast)
