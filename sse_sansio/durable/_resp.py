@@ -1,11 +1,12 @@
 """The Redis store's appends over a RESP connection of its own: :class:`AppendLine`.
 
 Why (issue 44, item 8): an append is one ``EVALSHA``, and redis-py's asyncio client
-spends most of the app's CPU per append around it (the pool, the retry wrapper, command
-packing, the reply parser): about 110 us of this process's CPU time a call on the
-machine the Speed section of docs/durable.rst was measured on, where the same command
-written and read here costs about 60 us.  Only that one command takes this path; every
-other command, and every append this path cannot deliver, goes through redis-py.
+spent most of the app's CPU per append around it (the pool, the retry wrapper, command
+packing, the reply parser): one call cost this process 175 to 190 us of CPU time, the
+round trip included, on the machine the Speed section of docs/durable.rst was measured
+on, where the same command written and read here costs 60 to 75 us.  Only that one
+command takes this path; every other command, and every append this path cannot
+deliver, goes through redis-py.
 
 Strategy: one connection per event loop, opened on the first append and then held.
 Its handshake is ``AUTH`` (with a password), ``SELECT`` (another db than 0) and

@@ -110,6 +110,7 @@ def test_a_peer_breaking_resp_closes_the_line(garbage: bytes) -> None:
         future = line.request(b"a")
         line.data_received(garbage)
         late = line.request(b"b")  # the line is closed: at once None, nothing written
+        assert wire.written == [b"a"]
         return future.result(), wire.closed, late.result() if late.done() else b"waits"
 
     first = None if garbage != b"+OK\r\n+OK\r\n" else b"OK"
