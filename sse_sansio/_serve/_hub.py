@@ -20,12 +20,14 @@
 # the subscribers that read the same channels share one FrameLog (``_groups``, routed
 # like one subscriber; made for the second of them, as a log of one reader costs more
 # memory than its own queue, about 1 KB, and saves nothing: the first, ``_solo``, stays
-# served alone, so a hub per response or a channel per user is as before): a publish appends the bytes and the time once to each target
-# log, and each reader's stream (a ServerStream still, made by join()) reads the log by
-# its own cursor in data_to_send(), working out lazily what deliver() would have done
-# to it: its due time, its clock, its "slow" turn (the log looks at its oldest readers
-# only when a publish takes it past ``max_buffer``; _server_stream.py says how).  The
-# wake-ups stay one call per reader that has one (its writer decides whether to write).
+# served alone, so a hub per response or a channel per user is as before): a publish
+# appends the bytes and the time once to each target log, and each reader's stream (a
+# ServerStream still, made by join()) reads the log by its own cursor in
+# data_to_send(), working out lazily what deliver() would have done to it: its due
+# time, its clock, its "slow" turn (the log looks at its oldest readers only when a
+# publish takes it past ``max_buffer``; _server_stream.py says how).  The wake-ups
+# stay one call per reader that has one (its writer decides whether to write), the
+# readers a publish made "slow" let go first.
 # A reader that queues or ends on its own (its send(), end(), resume()) leaves its log
 # with its unread frames as its own queue and is served alone from then on, as are the
 # other subscribers: a publish to them queues as above.  A pickled hub holds no log:
