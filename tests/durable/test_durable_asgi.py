@@ -146,6 +146,27 @@ def test_long_poll_wakes_on_append() -> None:
     run(scenario())
 
 
+class Unhooked(MemoryStore):
+    """A store without a change hook (a third engine may have none)."""
+
+    subscribe = None  # type: ignore[assignment]
+
+
+def test_a_store_without_a_change_hook_still_wakes_on_appends_made_here() -> None:
+    client = Client(asgi_app(Unhooked(), long_poll_timeout=60))
+
+    async def scenario() -> None:
+        await client.request("PUT", headers={"Content-Type": "text/plain"})
+        poll = asyncio.create_task(client.request("GET", query="offset=now&live=long-poll"))
+        await asyncio.sleep(0.05)
+        assert not poll.done()
+        await client.request("POST", body=b"here", headers={"Content-Type": "text/plain"})
+        answer = await poll
+        assert (answer["status"], answer["body"]) == (200, b"here")
+
+    run(scenario())
+
+
 def test_long_poll_times_out_with_204() -> None:
     client = Client(asgi_app(long_poll_timeout=0.05))
 
