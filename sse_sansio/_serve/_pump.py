@@ -27,7 +27,8 @@
 #   and calls the pump's wake-up, so only the subscribers of a channel wake.
 # A server that never reports a disconnect (``receive()`` never returns) loses
 # nothing: the response still ends by its stream's end, a stop, a slow reader, or a
-# write failing with an OSError.  A ``receive()`` that raises ends the response as a
+# write failing with an OSError; one whose ``receive()`` swallows the interruption
+# does not hold it open either.  A ``receive()`` that raises ends the response as a
 # disconnect, and its error goes on to the server.
 #
 # The source's pending ``__anext__`` is never cancelled by a keepalive: the keepalive
@@ -42,9 +43,9 @@
 #
 # Stops: the stream ends (the end and the last bytes written), turns "slow" (the feeder
 # or the hub sees it, even while a write the client never reads is pending: that write
-# is cancelled), the client disconnects (``listen()`` says so, or a write fails
-# with an OSError), or the server stops the connection (``max_lifetime`` passed, or
-# the server shuts down: stop_all()): then what is queued goes out, whole frames only, and
+# is cancelled), the client disconnects (``listen()`` says so, or a write fails with
+# an OSError), or the server stops the connection (``max_lifetime`` passed, or the
+# server shuts down: stop_all()): then what is queued goes out, whole frames only, and
 # the response ends as a cut, so the client resumes, while the stream goes on.  After
 # all but an end the source is cancelled (``on_disconnect="cancel"``) or detached
 # (``"detach"``): it runs to its end in the background, its events going into the window
@@ -250,6 +251,7 @@ class Pump:
     """
 
     __slots__ = (
+        "_adapter",
         "_clock",
         "_ends_at",
         "_failure",
@@ -271,7 +273,6 @@ class Pump:
         "_waiting",
         "_window",
         "_write",
-        "_writer",
         "_writing",
     )
 
@@ -293,7 +294,7 @@ class Pump:
         self._timer: _Entry | None = None  # its entry in the loop's deadlines
         self._timer_at = _INFINITY
         self._room: asyncio.Future[None] | None = None  # the feeder waits for a hand-out
-        self._writer: asyncio.Task[Any] | None = None  # the adapter's task
+        self._adapter: asyncio.Task[Any] | None = None  # the adapter's task
         self._write: Write = _unstarted  # run()'s
         self._live = False  # run() serves: writes may run (not before, not at the end)
         self._waiting = False  # the adapter's task awaits the disconnect
@@ -341,7 +342,7 @@ class Pump:
     async def run(self, write: Write, listen: Listen, gone: Gone) -> Outcome:
         """Pump until the stream ends, the client is gone (``gone(await listen())``)
         or the server stops it."""
-        self._writer = writer = cast("asyncio.Task[Any]", asyncio.current_task())
+        self._adapter = adapter = cast("asyncio.Task[Any]", asyncio.current_task())
         self._write = write
         feeder = None
         if self._source is not None:
@@ -358,7 +359,7 @@ class Pump:
                         pass  # (the client is not gone: listen again)
                 except asyncio.CancelledError:
                     # Ours (the response is over) is taken back; any other goes on.
-                    if not self._interrupted or writer.uncancel():
+                    if not self._interrupted or adapter.uncancel():
                         raise
                 else:
                     self._heard()
@@ -390,7 +391,7 @@ class Pump:
         over (a listen() that swallowed the interruption: taken back all the same)."""
         self._waiting = False
         if self._interrupted:
-            cast("asyncio.Task[Any]", self._writer).uncancel()
+            cast("asyncio.Task[Any]", self._adapter).uncancel()
         else:
             self._halt("disconnected")
 
@@ -414,7 +415,7 @@ class Pump:
         disconnect (else it sees so itself before it awaits)."""
         if self._waiting and not self._interrupted:
             self._interrupted = True
-            cast("asyncio.Task[Any]", self._writer).cancel()
+            cast("asyncio.Task[Any]", self._adapter).cancel()
 
     async def _ended(self, write: Write) -> Outcome:
         """The adapter's task, interrupted: the outcome, after the last writes of a stop."""
