@@ -218,6 +218,7 @@ async def tcp_stub(stub: Stub) -> tuple[asyncio.Server, str]:
     return server, f"redis://u:pw@127.0.0.1:{port}/7"
 
 
+@pytest.mark.slow  # a RESP server of the tests' own, on loopback
 def test_one_held_connection_its_handshake_and_pipelined_calls() -> None:
     stub = Stub(greeter(echo))
 
@@ -246,6 +247,7 @@ def test_one_held_connection_its_handshake_and_pipelined_calls() -> None:
     assert stub.commands[3] == [b"EVALSHA", SHA.encode(), b"0", b"m0", b"x"]
 
 
+@pytest.mark.slow  # a RESP server of the tests' own, on loopback
 def test_a_unix_socket() -> None:
     stub = Stub(greeter(echo))
     where = Path(f"/tmp/sse-sansio-{uuid.uuid4().hex[:12]}.sock")  # AF_UNIX: short paths
@@ -277,6 +279,7 @@ def test_a_unix_socket() -> None:
     ],
     ids=["refused", "closed", "error reply", "lost"],
 )
+@pytest.mark.slow  # a RESP server of the tests' own, on loopback
 def test_what_it_cannot_deliver_is_none(answer: Callable[[list[bytes]], bytes | None]) -> None:
     stub = Stub(answer)
 
@@ -293,6 +296,7 @@ def test_what_it_cannot_deliver_is_none(answer: Callable[[list[bytes]], bytes | 
     assert asyncio.run(asyncio.wait_for(scenario(), GUARD)) == (None, 0)
 
 
+@pytest.mark.slow  # a RESP server of the tests' own, on loopback
 def test_no_server_and_a_silent_one_are_none(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_resp, "CONNECT_TIMEOUT", 0.2)
     heard: list[bytes] = []
@@ -320,6 +324,7 @@ def test_no_server_and_a_silent_one_are_none(monkeypatch: pytest.MonkeyPatch) ->
     assert heard == [pack(("SCRIPT", "LOAD", SCRIPT))]
 
 
+@pytest.mark.slow  # a RESP server of the tests' own, on loopback
 def test_a_reply_held_back_while_its_caller_gave_up() -> None:
     """A caller cancelled mid-call: its reply still comes, is dropped, and the next
     caller gets its own."""
@@ -350,6 +355,7 @@ def test_a_reply_held_back_while_its_caller_gave_up() -> None:
     assert asyncio.run(asyncio.wait_for(scenario(), GUARD)) == b"second"
 
 
+@pytest.mark.slow  # a RESP server of the tests' own, on loopback
 def test_a_line_outlives_its_event_loop() -> None:
     """Each asyncio.run has a loop of its own: the line opens a connection on each,
     and forgets one whose loop is closed."""
