@@ -25,9 +25,13 @@ delivered here, ask redis-py", which is the case when
 - no connection can be opened (redis-py tries in turn, and raises its own error);
 - the reply is an error (``NOSCRIPT`` after a ``SCRIPT FLUSH``: redis-py's script
   object loads the script again; any other error redis-py raises as its own exception);
-- the connection is lost, or answers what RESP does not allow, with the command in
-  flight.  Redis may then have run it or not: redis-py's own retry on a connection
-  error takes the same risk (an idempotent producer's second try is a duplicate, 204).
+- the command could not be written: the connection was closed already.
+
+A command lost in flight (the connection lost, or answering what RESP does not allow,
+after the command was written) is not "not delivered": Redis may have run it.  Sending
+it again could append the same bytes twice, so :meth:`AppendLine.call` raises
+:class:`AppendLost` (a ``ConnectionError``) and the request fails; the client tries
+again, and an idempotent producer's second try is answered as the duplicate it is.
 
 After a loss the next call connects again.  Only what :meth:`AppendLine.for_url` can
 read whole is served: ``redis://[[user]:password@]host[:port][/db]`` and
@@ -43,7 +47,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
-__all__ = ["AppendLine", "pack"]
+__all__ = ["AppendLine", "AppendLost", "pack"]
 
 #: Seconds a connection (and its handshake) may take before the append goes to redis-py.
 CONNECT_TIMEOUT = 5.0
@@ -93,6 +97,11 @@ class _Broken(Exception):
     """The peer answered what RESP does not allow here."""
 
 
+class AppendLost(ConnectionError):
+    """The connection to Redis was lost with the append in flight: Redis may or may not
+    have run it, so it is not sent again (the module docstring says why)."""
+
+
 class _Line(asyncio.Protocol):
     """One connection: commands out, replies read in order (RESP2: ``+`` simple
     strings, ``-`` errors, ``:`` integers, ``$`` bulk strings; errors and anything
@@ -112,7 +121,7 @@ class _Line(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
-        self._drop()
+        self._drop("the connection to Redis was lost")
 
     def request(self, command: bytes) -> asyncio.Future[bytes | None]:
         """Write ``command`` (packed) and return the future of its reply."""
@@ -138,20 +147,20 @@ class _Line(asyncio.Protocol):
                 future = self._waiting.popleft()
                 if not future.done():  # its caller was cancelled: the reply is dropped
                     future.set_result(reply)
-        except _Broken:
-            self.close()
+        except _Broken as error:
+            self.close(f"Redis answered what RESP does not allow ({error})")
 
-    def close(self) -> None:
-        """Close the connection; every call in flight gets None."""
+    def close(self, why: str = "the connection to Redis was closed") -> None:
+        """Close the connection; every call in flight raises :class:`AppendLost`."""
         if self.transport is not None:
             self.transport.close()
-        self._drop()
+        self._drop(why)
 
-    def _drop(self) -> None:
+    def _drop(self, why: str) -> None:
         while self._waiting:
             future = self._waiting.popleft()
             if not future.done():
-                future.set_result(None)
+                future.set_exception(AppendLost(f"{why} with a command in flight; it may have run"))
 
 
 _Factory = Callable[[], _Line]
@@ -222,7 +231,11 @@ class AppendLine:
 
     async def call(self, args: Sequence[bytes | str]) -> bytes | None:
         """``EVALSHA`` of the script with ``args`` (no keys): its reply, or None when
-        it was not delivered here (the caller then asks redis-py)."""
+        it was not delivered here (the caller then asks redis-py).
+
+        Raises:
+            AppendLost: the connection was lost with the command in flight.
+        """
         line = self._line
         if line is None or not line.open or self._loop is not asyncio.get_running_loop():
             line = await self._reopen()

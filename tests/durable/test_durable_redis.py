@@ -104,28 +104,35 @@ def test_a_cancelled_caller_s_reply_is_read_and_dropped() -> None:
     ids=["an array", "a length that is no number", "a reply nobody asked for"],
 )
 def test_a_peer_breaking_resp_closes_the_line(garbage: bytes) -> None:
-    async def scenario() -> tuple[bytes | None, bool, bytes | None]:
+    async def scenario() -> tuple[str, bool, bytes | None]:
         wire = Wire()
         line = line_on(wire)
         future = line.request(b"a")
         line.data_received(garbage)
         late = line.request(b"b")  # the line is closed: at once None, nothing written
         assert wire.written == [b"a"]
-        return future.result(), wire.closed, late.result() if late.done() else b"waits"
+        error = future.exception()
+        first = repr(future.result()) if error is None else type(error).__name__
+        return first, wire.closed, late.result() if late.done() else b"waits"
 
-    first = None if garbage != b"+OK\r\n+OK\r\n" else b"OK"
+    # A command in flight when the peer broke RESP may have run: lost, never None
+    # (None would send it again through redis-py).
+    first = "AppendLost" if garbage != b"+OK\r\n+OK\r\n" else "b'OK'"
     assert asyncio.run(scenario()) == (first, True, None)
 
 
-def test_a_lost_connection_answers_every_call_in_flight() -> None:
-    async def scenario() -> list[bytes | None]:
+def test_a_lost_connection_fails_every_call_in_flight() -> None:
+    async def scenario() -> list[str]:
         line = line_on(Wire())
         futures = [line.request(b"a"), line.request(b"b")]
         line.connection_lost(ConnectionResetError())
         assert not line.open
-        return [future.result() for future in futures]
+        return [str(future.exception()) for future in futures]
 
-    assert asyncio.run(scenario()) == [None, None]
+    assert (
+        asyncio.run(scenario())
+        == ["the connection to Redis was lost with a command in flight; it may have run"] * 2
+    )
 
 
 @pytest.mark.parametrize(
@@ -275,9 +282,9 @@ def test_a_unix_socket() -> None:
         lambda words: b"-WRONGPASS invalid password\r\n",  # the handshake refused
         lambda words: None,  # the connection closed at once
         greeter(lambda words: b"-NOSCRIPT No matching script\r\n"),  # an error reply
-        greeter(lambda words: None),  # lost with the command in flight
+        lambda words: None if words[0] == b"SCRIPT" else b"+OK\r\n",  # lost greeting
     ],
-    ids=["refused", "closed", "error reply", "lost"],
+    ids=["refused", "closed", "error reply", "lost in the handshake"],
 )
 @pytest.mark.slow  # a RESP server of the tests' own, on loopback
 def test_what_it_cannot_deliver_is_none(answer: Callable[[list[bytes]], bytes | None]) -> None:
@@ -294,6 +301,32 @@ def test_what_it_cannot_deliver_is_none(answer: Callable[[list[bytes]], bytes | 
             await stub.stop(server)
 
     assert asyncio.run(asyncio.wait_for(scenario(), GUARD)) == (None, 0)
+
+
+@pytest.mark.slow  # a RESP server of the tests' own, on loopback
+def test_a_command_lost_in_flight_is_never_sent_again() -> None:
+    # Redis may have run it: the call fails (the request with it), and the next call
+    # connects again.
+    answers = iter([None, b"$2\r\nok\r\n"])
+    stub = Stub(greeter(lambda words: next(answers)))
+
+    async def scenario() -> tuple[str, bytes | None, int]:
+        server, url = await tcp_stub(stub)
+        line = AppendLine.for_url(url, SCRIPT, SHA)
+        assert line is not None
+        try:
+            with pytest.raises(_resp.AppendLost) as lost:
+                await line.call(["x"])
+            return str(lost.value), await line.call(["y"]), line.delivered
+        finally:
+            line.close()
+            await stub.stop(server)
+
+    why, again, delivered = asyncio.run(asyncio.wait_for(scenario(), GUARD))
+    assert why.endswith("with a command in flight; it may have run")
+    assert (again, delivered) == (b"ok", 1)
+    sent = [words[3] for words in stub.commands if words[0] == b"EVALSHA"]
+    assert sent == [b"x", b"y"]  # "x" once: not sent again
 
 
 @pytest.mark.slow  # a RESP server of the tests' own, on loopback
