@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import pickle
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Literal
 
 import pytest
@@ -63,8 +64,12 @@ def parsed(conn_cls: Any, data: bytes) -> list[str]:
 
 operations = st.lists(
     st.one_of(
-        st.tuples(st.just("publish"), st.integers(0, 3), st.integers(0, 40)),
-        st.tuples(st.just("read"), st.integers(0, 7), st.booleans()),
+        st.tuples(
+            st.just("publish"),
+            st.integers(0, 3),
+            st.one_of(st.integers(0, 40), st.integers(100, 200)),  # (some past max_buffer)
+        ),
+        st.tuples(st.just("read"), st.integers(0, 7), st.sampled_from([0.0, 0.25, -0.25])),
         st.tuples(st.just("deadline"), st.integers(0, 7)),
         st.tuples(st.just("subscribe"), st.integers(0, 3), st.booleans()),
         st.tuples(st.just("unsubscribe"), st.integers(0, 7)),
@@ -77,7 +82,13 @@ operations = st.lists(
             st.just("tick"),
         ),
     ),
+    min_size=5,
     max_size=80,
+)
+# The subscribers made before the operations (channel set, keepalive): most read the
+# same channels, so most share a log.
+first_subscribers = st.lists(
+    st.tuples(st.sampled_from([0, 0, 1, 1, 2, 3]), st.booleans()), min_size=2, max_size=6
 )
 
 
@@ -85,14 +96,24 @@ def observed(stream: ServerStream) -> tuple[object, ...]:
     return (stream.buffered, stream._size, stream.state, stream.deadline)
 
 
-@given(max_buffer=st.integers(1, 150), ops=operations)
+def outcome(call: Callable[[], object]) -> object:
+    """What ``call`` returns, or the class of what it raises."""
+    try:
+        return call()
+    except (ValueError, LocalProtocolError) as error:
+        return type(error)
+
+
+@given(max_buffer=st.integers(1, 150), early=first_subscribers, ops=operations)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_shared_readers_see_what_readers_served_alone_see(max_buffer: int, ops: list[Any]) -> None:
+def test_shared_readers_see_what_readers_served_alone_see(
+    max_buffer: int, early: list[tuple[int, bool]], ops: list[Any]
+) -> None:
     hubs = [Hub(max_buffer=max_buffer, now=0.0) for _ in range(2)]
     streams: list[list[ServerStream]] = [[], []]  # every stream made, shared and alone
     own: list[float] = []  # each reader's own latest time
     now = 0.0
-    for op in ops:
+    for op in [("subscribe", *options) for options in early] + ops:
         if op[0] == "tick":
             now += 0.5
         elif op[0] == "publish":
@@ -112,15 +133,18 @@ def test_shared_readers_see_what_readers_served_alone_see(max_buffer: int, ops: 
         elif streams[0]:
             number = op[1] % len(streams[0])
             pair = (streams[0][number], streams[1][number])
-            at = own[number] = max(own[number], now) + (0.25 if op[0] == "read" and op[2] else 0)
-            if op[0] == "read":
-                assert pair[0].data_to_send(at) == pair[1].data_to_send(at)
+            if op[0] == "read":  # at its own time, ahead of it, or before (refused alike)
+                at = max(own[number], now) + op[2]
+                results = [outcome(partial(stream.data_to_send, at)) for stream in pair]
+                assert results[0] == results[1]
+                own[number] = max(own[number], at)
             elif op[0] == "deadline":
                 assert pair[0].deadline == pair[1].deadline
             elif op[0] == "unsubscribe":
                 for hub, stream in zip(hubs, pair, strict=True):
                     hub.unsubscribe(stream)
             elif pair[0].state == "open":
+                at = own[number] = max(own[number], now)
                 for stream in pair:
                     if op[0] == "send":
                         stream.send(Event(data="own"), at)
@@ -210,6 +234,18 @@ def test_a_slow_reader_is_dropped_from_the_log_and_its_memory_goes_with_it() -> 
             assert woken[-2:] == ["fast", "stalled"]  # told, so its adapter closes it
     assert (woken.count("fast"), woken.count("stalled")) == (10, 4)
     assert (stalled.buffered, stalled.data_to_send(1.0)) == (0, b"")
+
+
+def test_a_reader_one_big_frame_behind_is_not_slow_though_marked_further_back() -> None:
+    hub = Hub(max_buffer=20, now=0.0)
+    solo(hub)
+    reader = hub.subscribe(0.0)
+    hub.publish(Event(data="a"), 0.0)
+    assert reader.data_to_send(0.0) == b"data: a\n\n"  # read: its mark stays behind
+    big = Event(data="b" * 30)
+    hub.publish(big, 0.0)  # past max_buffer from the mark: the log looks at the reader
+    assert reader.state == "open"
+    assert reader.data_to_send(0.0) == serialize(big)
 
 
 def test_one_frame_bigger_than_max_buffer_on_an_empty_queue_is_not_slow() -> None:
