@@ -904,6 +904,9 @@ class _Reader(ServerStream):
 # frame it reads, and the log's bytes before it; the position it last looked up to; its
 # mark in the log.
 _READING = ("_log", "_cursor", "_taken", "_seen", "_mark")
+# What the log holds for a reader: its queue and the queue's size (_detach() gives them
+# back).
+_LOGS_OWN = frozenset({"_frames", "_size"})
 
 
 def join(log: FrameLog, stream: ServerStream, wake: Wake | None) -> ServerStream:
@@ -917,7 +920,7 @@ def join(log: FrameLog, stream: ServerStream, wake: Wake | None) -> ServerStream
     """
     reader = _Reader.__new__(_Reader)
     for name, value in vars(stream).items():
-        if name != "_size":  # (the reader's: the log's bytes past its cursor)
+        if name not in _LOGS_OWN:
             setattr(reader, name, value)
     reader._log = log
     reader._cursor = reader._seen = log.end
