@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sse_sansio._public import publish as _publish
+
 from ._protocol import AppendRefused, DurableStreams, LiveRead, Request, Response, SseEnd
 from ._store import (
     AppendOutcome,
@@ -55,6 +57,11 @@ __all__ = [
 ]
 
 _LATER = {"asgi_app": "._asgi", "DurableApp": "._asgi", "RedisStore": "._redis"}
+
+# Every class and function of __all__ is named by this face (sse_sansio/_public.py), so
+# a pickle of a Request, a Response or a StreamMeta names public paths only; the names
+# that load later are named by their own modules, as they load.
+_publish(globals(), [name for name in __all__ if name not in _LATER], __name__)
 
 
 def __getattr__(name: str) -> object:

@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any, TypeVar
 
 from sse_sansio._errors import StreamCut
+from sse_sansio._public import publish
 from sse_sansio._serve._asgi import EventStreamResponse
 
 from ._protocol import DurableStreams, LiveRead, Request, Response
@@ -295,3 +296,8 @@ def asgi_app(
         max_body=max_body,
         clock=clock,
     )
+
+
+# Named by the face that exports it, sse_sansio.durable (which loads this module on
+# first use): pickles and tracebacks show the public path.
+publish(globals(), ["DurableApp", "asgi_app"], "sse_sansio.durable")

@@ -41,6 +41,8 @@ from typing import Any
 import redis
 import redis.asyncio
 
+from sse_sansio._public import publish
+
 from ._resp import AppendLine
 from ._store import AppendOutcome, AppendPlan, DeleteVerdict, StreamMeta, Verdict
 
@@ -384,3 +386,8 @@ class RedisStore:
         if self._listener is not None:
             self._listener.stop()
             self._listener = None
+
+
+# Named by the face that exports it, sse_sansio.durable (which loads this module on
+# first use): pickles and tracebacks show the public path.
+publish(globals(), ["RedisStore"], "sse_sansio.durable")

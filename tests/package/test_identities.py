@@ -59,6 +59,7 @@ from tests.helpers.pickles import (
     NO_INSTANCES,
     PROTOCOLS,
     STATE_MACHINES,
+    STDLIB_HELPERS,
     assert_public,
     exported,
     exported_classes,
@@ -347,3 +348,45 @@ def test_each_cores_items_and_errors_pickle_alike(conn_cls: Any) -> None:
     with pytest.raises(RemoteProtocolError) as refused:
         parsed(conn_cls, max_event_size=16)
     round_trips(refused.value)
+
+
+def test_the_durable_face_names_its_exports() -> None:
+    # A face of its own (``import sse_sansio`` does not import it); three of its names
+    # load on first use and are named by their own modules as they load.
+    face = import_module("sse_sansio.durable")
+    names = [n for n, _ in exported(face)]
+    assert {"DurableStreams", "Request", "RedisStore", "asgi_app"} <= set(names)
+    for export, obj in exported(face):
+        assert (obj.__module__, obj.__qualname__) == ("sse_sansio.durable", export)
+        assert getattr(face, export) is obj
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_durable_values_pickle_by_public_paths(protocol: int) -> None:
+    from sse_sansio.durable import (
+        AppendOutcome,
+        AppendPlan,
+        LiveRead,
+        Request,
+        Response,
+        StreamMeta,
+    )
+
+    values = [
+        Request("POST", "/v1/stream/a", [("content-type", "text/plain")], "", b"hi"),
+        Response(204, [("stream-next-offset", "0000000000000000_0000000000000002")]),
+        StreamMeta("/v1/stream/a", "s1", "text/plain", False, tail=2),
+        LiveRead("sse", "/v1/stream/a", 2, 30.0, None),
+        AppendPlan([b"hi"], 2, "text/plain", False, None, None, 1.0),
+        AppendOutcome("appended", 2),
+    ]
+    if protocol < 2:  # a class with __slots__ and no __getstate__: Python's own refusal
+        values = [value for value in values if not isinstance(value, Response)]
+    for value in values:
+        back, names = load_recording(pickle.dumps(value, protocol))
+        assert back == value
+        assert ("sse_sansio.durable", type(value).__name__) in names
+        for module, name in names:
+            path = f"{module}.{name}"
+            assert (module, name) in STDLIB_HELPERS or not is_private_path(path), path
+            assert module == "sse_sansio.durable" or not module.startswith("sse_sansio"), path
